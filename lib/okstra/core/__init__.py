@@ -1,0 +1,1 @@
+"""Core: errors, the command skeleton, file I/O, paths, processes, settings, schemas."""

@@ -1,0 +1,131 @@
+"""File writes that never leave a partial file, and locked JSON state (SPEC §1).
+
+Every write goes to a temporary file in the same folder, is flushed and
+fsynced, then renamed over the target. Shared JSON state is changed only under
+an exclusive `flock` on a separate `<file>.lock`, read-modify-write inside the
+lock. A process killed at any moment leaves the previous complete document.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from okstra.core.errors import InputError, StateError
+
+
+def atomic_write(path: Path, data: str | bytes, *, mode: int = 0o644) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(payload)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    _fsync_dir(path.parent)
+
+
+def _fsync_dir(folder: Path) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def dumps(document: Any) -> str:
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
+def write_json(path: Path, document: Any) -> None:
+    atomic_write(path, dumps(document))
+
+
+def parse_json(text: str, source: str) -> Any:
+    """Parse JSON from an argument or file; errors name the source, line and column."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            f"{source}: not valid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}",
+            hint="fix the JSON and run again",
+        ) from None
+
+
+def read_text(path: Path, *, what: str = "file") -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such {what}", hint="check the path") from None
+    except IsADirectoryError:
+        raise InputError(f"{path}: is a directory, expected a {what}") from None
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: not UTF-8 text") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read: {exc.strerror}") from None
+
+
+def read_json(path: Path, *, what: str = "file") -> Any:
+    return parse_json(read_text(path, what=what), str(path))
+
+
+@contextlib.contextmanager
+def locked(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock for `path` (on `<path>.lock`; released on close or death)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path.with_name(path.name + ".lock"), os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def update_json(
+    path: Path,
+    mutate: Callable[[Any], bool],
+    *,
+    default: Callable[[], Any] | None = None,
+) -> Any:
+    """Read-modify-write `path` under its lock; write only when `mutate` says it changed.
+
+    `mutate` gets the current document (or `default()` when the file is missing)
+    and returns True when it changed it. Returns the document as it now stands.
+    """
+    path = Path(path)
+    with locked(path):
+        if path.exists():
+            document = read_json(path, what="state file")
+        elif default is not None:
+            document = default()
+        else:
+            raise StateError(f"{path}: no such state file", hint="was the run prepared with render-bundle?")
+        if mutate(document):
+            write_json(path, document)
+        return document
+
+
+def append_line(path: Path, line: str) -> None:
+    """Append one line to a log under its lock, rewriting the file atomically."""
+    path = Path(path)
+    with locked(path):
+        existing = path.read_text(encoding="utf-8") if path.exists() else ""
+        if existing and not existing.endswith("\n"):
+            existing += "\n"
+        atomic_write(path, existing + line.rstrip("\n") + "\n")

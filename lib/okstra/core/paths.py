@@ -1,0 +1,67 @@
+"""The project root and path containment (SPEC §1, §14).
+
+Paths stored in state files are project-relative. Every path read from a
+state file, an argument or a report is resolved the way the filesystem will
+(`..`, symlinks) and must stay inside the project root, or inside okstra's own
+root for okstra's files; anything else is refused with exit 2.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from okstra.core import settings
+from okstra.core.errors import InputError, PathEscapeError
+
+MARKERS = (".okstra", ".git")
+
+
+def find_project_root(start: Path | None = None, explicit: str | Path | None = None) -> Path:
+    """`explicit` (e.g. --project-root), else OKSTRA_PROJECT_ROOT, else the nearest
+    folder at or above `start` (default: cwd) holding `.okstra/` or `.git`."""
+    chosen = explicit if explicit is not None else settings.current().project_root
+    if chosen is not None:
+        root = Path(chosen).expanduser()
+        if not root.is_dir():
+            raise InputError(f"project root {str(chosen)!r} is not a directory", hint="pass an existing folder")
+        return root.resolve()
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if any((folder / marker).exists() for marker in MARKERS):
+            return folder
+    raise InputError(
+        f"no project found at or above {here}",
+        hint="run inside a git repository or pass --project-root DIR",
+    )
+
+
+def is_inside(path: Path, root: Path) -> bool:
+    try:
+        path.relative_to(root)
+        return True
+    except ValueError:
+        return False
+
+
+def resolve_inside(root: Path, value: str | os.PathLike[str], *, source: str, allow_okstra_root: bool = False) -> Path:
+    """Resolve `value` (relative to `root`, or absolute) and refuse it outside `root`."""
+    text = os.fspath(value)
+    if not text or "\x00" in text:
+        raise InputError(f"{source}: {text!r} is not a usable path")
+    root = Path(root).resolve()
+    candidate = Path(text).expanduser()
+    resolved = (candidate if candidate.is_absolute() else root / candidate).resolve()
+    if is_inside(resolved, root):
+        return resolved
+    if allow_okstra_root and is_inside(resolved, settings.current().root.expanduser().resolve()):
+        return resolved
+    raise PathEscapeError(
+        f"{source}: {text!r} resolves to {resolved}, outside the project {root}",
+        hint="use a path inside the project",
+    )
+
+
+def relative(root: Path, path: Path) -> str:
+    """The project-relative POSIX form stored in state files."""
+    return Path(path).resolve().relative_to(Path(root).resolve()).as_posix()

@@ -1,0 +1,43 @@
+"""JSON Schemas (2020-12): loaded once per process, errors with their JSON paths.
+
+jsonschema is imported inside the functions that need it, so modules on the
+write-guard hot path can import this module's callers without paying for it.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from pathlib import Path
+from typing import Any
+
+from okstra.core.errors import StateError
+
+SCHEMA_DIR = Path(__file__).resolve().parents[3] / "schemas"
+
+
+def path_of(name: str) -> Path:
+    return SCHEMA_DIR / f"{name}.schema.json"
+
+
+@functools.cache
+def validator(name: str) -> Any:
+    from jsonschema import Draft202012Validator
+
+    schema = json.loads(path_of(name).read_text(encoding="utf-8"))
+    Draft202012Validator.check_schema(schema)
+    return Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
+
+
+def problems(name: str, document: Any) -> list[str]:
+    """Every violation, one `<json path>: <message>` line each, in document order."""
+    found = sorted(validator(name).iter_errors(document), key=lambda e: (list(map(str, e.absolute_path)), e.message))
+    return [f"{e.json_path}: {e.message}" for e in found]
+
+
+def check_state(name: str, document: Any, source: str) -> None:
+    """Refuse an invalid state document with exit 2, naming the file and the first problems."""
+    found = problems(name, document)
+    if found:
+        more = f" (+{len(found) - 3} more)" if len(found) > 3 else ""
+        raise StateError(f"{source}: not a valid {name} document: {'; '.join(found[:3])}{more}")

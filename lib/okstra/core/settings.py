@@ -1,0 +1,48 @@
+"""Every OKSTRA_* environment knob, resolved in one place.
+
+`KNOBS` is the table the README lists; a test keeps the two in step.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+KNOBS: dict[str, str] = {
+    "OKSTRA_ROOT": "okstra's home: install prefix and global config (default ~/.okstra)",
+    "OKSTRA_DEBUG": "1 logs every external command and shows tracebacks of internal errors",
+    "OKSTRA_PROJECT_ROOT": "the project root, when not found from the current directory",
+}
+
+
+def _truthy(value: str | None) -> bool:
+    return (value or "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+@dataclass(frozen=True)
+class Settings:
+    root: Path
+    debug: bool
+    project_root: Path | None
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        env = os.environ if env is None else env
+        root = env.get("OKSTRA_ROOT") or str(Path(env.get("HOME", "~")) / ".okstra")
+        project = env.get("OKSTRA_PROJECT_ROOT")
+        return cls(
+            root=Path(root).expanduser(),
+            debug=_truthy(env.get("OKSTRA_DEBUG")),
+            project_root=Path(project).expanduser() if project else None,
+        )
+
+
+def current() -> Settings:
+    """Settings from the live environment (not cached: tests change it)."""
+    return Settings.from_env()
+
+
+def debug() -> bool:
+    return _truthy(os.environ.get("OKSTRA_DEBUG"))

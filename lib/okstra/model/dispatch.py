@@ -1,0 +1,138 @@
+"""A worker dispatch record (SPEC §2) and the one set of statuses.
+
+`TERMINAL_STATUSES` is defined here and nowhere else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+from okstra.core.errors import StateError
+
+PENDING = "pending"
+IN_PROGRESS = "in-progress"
+COMPLETED = "completed"
+TIMEOUT = "timeout"
+ERROR = "error"
+NOT_RUN = "not-run"
+
+STATUSES = (PENDING, IN_PROGRESS, COMPLETED, TIMEOUT, ERROR, NOT_RUN)
+TERMINAL_STATUSES = frozenset({COMPLETED, TIMEOUT, ERROR, NOT_RUN})
+
+TORN_DOWN_REASON = "torn down before reaching a terminal status"
+
+
+def is_terminal(status: str) -> bool:
+    return status in TERMINAL_STATUSES
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Token usage as the provider reported it; None where it reports nothing."""
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cached_tokens: int | None = None
+    cost_usd: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "inputTokens": self.input_tokens,
+            "outputTokens": self.output_tokens,
+            "cachedTokens": self.cached_tokens,
+            "costUsd": self.cost_usd,
+        }
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any]) -> Usage:
+        return cls(
+            input_tokens=raw.get("inputTokens"),
+            output_tokens=raw.get("outputTokens"),
+            cached_tokens=raw.get("cachedTokens"),
+            cost_usd=raw.get("costUsd"),
+        )
+
+
+# Record field name (camelCase, as stored) -> attribute name.
+_FIELDS = {
+    "workerId": "worker_id",
+    "role": "role",
+    "provider": "provider",
+    "modelId": "model_id",
+    "status": "status",
+    "attempt": "attempt",
+    "round": "round",
+    "paneId": "pane_id",
+    "promptPath": "prompt_path",
+    "resultPath": "result_path",
+    "logPath": "log_path",
+    "livenessMode": "liveness_mode",
+    "livenessArtifact": "liveness_artifact",
+    "pid": "pid",
+    "pgid": "pgid",
+    "pidStartTime": "pid_start_time",
+    "startedAt": "started_at",
+    "finishedAt": "finished_at",
+    "exitCode": "exit_code",
+    "reason": "reason",
+}
+
+
+@dataclass(frozen=True)
+class Dispatch:
+    worker_id: str
+    role: str
+    provider: str
+    model_id: str
+    status: str = PENDING
+    attempt: int = 1
+    round: str | None = None
+    pane_id: str | None = None
+    prompt_path: str | None = None
+    result_path: str | None = None
+    log_path: str | None = None
+    liveness_mode: str = "heartbeat"
+    liveness_artifact: str | None = None
+    pid: int | None = None
+    pgid: int | None = None
+    pid_start_time: str | None = None
+    started_at: str | None = None
+    finished_at: str | None = None
+    exit_code: int | None = None
+    reason: str | None = None
+    usage: Usage | None = field(default=None)
+
+    @property
+    def terminal(self) -> bool:
+        return is_terminal(self.status)
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return (self.worker_id, self.attempt)
+
+    def evolve(self, **changes: Any) -> Dispatch:
+        return replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        values = asdict(self)
+        out = {name: values[attr] for name, attr in _FIELDS.items()}
+        out["usage"] = self.usage.to_dict() if self.usage else None
+        return out
+
+    @classmethod
+    def from_dict(cls, raw: Any, source: str = "team state") -> Dispatch:
+        if not isinstance(raw, Mapping):
+            raise StateError(f"{source}: a dispatch record is not an object")
+        missing = [k for k in ("workerId", "role", "provider", "modelId", "status") if not raw.get(k)]
+        if missing:
+            raise StateError(f"{source}: dispatch record lacks {', '.join(missing)}")
+        if raw["status"] not in STATUSES:
+            raise StateError(
+                f"{source}: dispatch {raw['workerId']!r} has status {raw['status']!r}",
+                hint=f"expected one of {', '.join(STATUSES)}",
+            )
+        kwargs = {attr: raw[name] for name, attr in _FIELDS.items() if raw.get(name) is not None}
+        usage = raw.get("usage")
+        return cls(**kwargs, usage=Usage.from_dict(usage) if isinstance(usage, Mapping) else None)

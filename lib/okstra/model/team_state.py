@@ -1,0 +1,90 @@
+"""Team state (SPEC §2): every dispatch attempt of a run, changed only under lock."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from okstra.core import fsio
+from okstra.core.errors import StateError
+from okstra.model.dispatch import Dispatch
+
+SCHEMA_VERSION = "1.0"
+
+
+@dataclass(frozen=True)
+class TeamState:
+    run_id: str
+    dispatches: tuple[Dispatch, ...]
+
+    def latest(self) -> tuple[Dispatch, ...]:
+        """The newest attempt of each worker, in roster order."""
+        newest: dict[str, Dispatch] = {}
+        for d in self.dispatches:
+            if d.worker_id not in newest or d.attempt > newest[d.worker_id].attempt:
+                newest[d.worker_id] = d
+        return tuple(newest.values())
+
+    def find(self, worker_id: str, attempt: int | None = None) -> Dispatch:
+        candidates = [d for d in self.dispatches if d.worker_id == worker_id]
+        if attempt is not None:
+            candidates = [d for d in candidates if d.attempt == attempt]
+        if not candidates:
+            known = ", ".join(sorted({d.worker_id for d in self.dispatches})) or "none"
+            raise StateError(f"no dispatch for worker {worker_id!r} in run {self.run_id}", hint=f"known workers: {known}")
+        return max(candidates, key=lambda d: d.attempt)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schemaVersion": SCHEMA_VERSION,
+            "runId": self.run_id,
+            "workerDispatches": [d.to_dict() for d in self.dispatches],
+        }
+
+    @classmethod
+    def from_dict(cls, raw: Any, source: str = "team state") -> TeamState:
+        if not isinstance(raw, Mapping) or not isinstance(raw.get("workerDispatches"), list):
+            raise StateError(f"{source}: not a team-state document (no workerDispatches list)")
+        return cls(
+            run_id=str(raw.get("runId", "")),
+            dispatches=tuple(Dispatch.from_dict(d, source) for d in raw["workerDispatches"]),
+        )
+
+
+def load(path: Path) -> TeamState:
+    return TeamState.from_dict(fsio.read_json(path, what="team-state file"), str(path))
+
+
+def write(path: Path, state: TeamState) -> None:
+    fsio.write_json(path, state.to_dict())
+
+
+def update(path: Path, change: Callable[[TeamState], TeamState | None]) -> TeamState:
+    """Apply `change` under the team-state lock; it returns the new state, or None for no change."""
+    result: list[TeamState] = []
+
+    def mutate(raw: Any) -> bool:
+        current = TeamState.from_dict(raw, str(path))
+        new = change(current)
+        result.append(new or current)
+        if new is None or new == current:
+            return False
+        raw.clear()
+        raw.update(new.to_dict())
+        return True
+
+    fsio.update_json(path, mutate)
+    return result[0]
+
+
+def update_dispatch(path: Path, worker_id: str, attempt: int, change: Callable[[Dispatch], Dispatch]) -> Dispatch:
+    """Replace one dispatch record under lock and return its new value."""
+
+    def apply(state: TeamState) -> TeamState:
+        old = state.find(worker_id, attempt)
+        new = change(old)
+        return TeamState(state.run_id, tuple(new if d.key == old.key else d for d in state.dispatches))
+
+    return update(path, apply).find(worker_id, attempt)

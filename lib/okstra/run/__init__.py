@@ -1,0 +1,1 @@
+"""Preparing a run: layout, sequences, catalog, roles, render-bundle, prompts, config."""
