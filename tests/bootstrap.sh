@@ -10,6 +10,11 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 say() { printf 'bootstrap: %s\n' "$*" >&2; }
 
+# One bootstrap at a time: parallel `make` runs must not interleave installs.
+mkdir -p build
+exec 9> build/.bootstrap.lock
+flock 9
+
 PY=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
   say "creating .venv"
@@ -38,7 +43,7 @@ if [ ${#apt_missing[@]} -gt 0 ]; then
   fi
 fi
 
-if [ ! -x .deps/node_modules/.bin/bats ] || [ ! -f .deps/node_modules/bats-assert/load.bash ]; then
+if [ ! -x .deps/node_modules/bats/bin/bats ] || [ ! -f .deps/node_modules/bats-assert/load.bash ]; then
   if command -v npm >/dev/null 2>&1; then
     say "installing bats-core, bats-support, bats-assert from the npm registry into .deps/"
     mkdir -p .deps
@@ -47,8 +52,8 @@ if [ ! -x .deps/node_modules/.bin/bats ] || [ ! -f .deps/node_modules/bats-asser
     say "installing bats from Debian's packages"
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bats bats-support bats-assert >/dev/null
-    mkdir -p .deps/node_modules/.bin
-    ln -sf /usr/bin/bats .deps/node_modules/.bin/bats
+    mkdir -p .deps/node_modules/bats/bin
+    ln -sf /usr/bin/bats .deps/node_modules/bats/bin/bats
     ln -sfn /usr/lib/bats/bats-support .deps/node_modules/bats-support
     ln -sfn /usr/lib/bats/bats-assert .deps/node_modules/bats-assert
   else

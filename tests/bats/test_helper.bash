@@ -2,6 +2,7 @@
 # Each test gets its own OKSTRA_ROOT, HOME and project folder under
 # $BATS_TEST_TMPDIR, a PATH with the repo's bin/ first, and no OKSTRA_* leaks.
 
+bats_require_minimum_version 1.5.0
 bats_load_library bats-support
 bats_load_library bats-assert
 

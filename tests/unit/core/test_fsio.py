@@ -1,0 +1,143 @@
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from okstra.core import cli, errors, fsio
+
+LIB = str(Path(__file__).resolve().parents[3] / "lib")
+
+
+def test_atomic_write_replaces_the_file_and_leaves_no_temporary(tmp_path):
+    target = tmp_path / "a" / "doc.json"
+    fsio.write_json(target, {"n": 1})
+    fsio.write_json(target, {"n": 2})
+    assert json.loads(target.read_text()) == {"n": 2}
+    assert sorted(p.name for p in target.parent.iterdir()) == ["doc.json"]
+
+
+def test_read_json_names_the_file_line_and_column(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{\n  "a": 1,\n  "b": \n}\n')
+    with pytest.raises(errors.InputError) as raised:
+        fsio.read_json(bad)
+    assert str(raised.value).startswith(f"{bad}: not valid JSON at line 4 column 1")
+
+
+def test_bad_json_through_a_command_is_exit_2_with_one_line(tmp_path, capsys):
+    bad = tmp_path / "bad.json"
+    bad.write_text("[1, 2,,]")
+    assert cli.run("thing", lambda: fsio.read_json(bad) and 0) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{bad}: not valid JSON at line 1" in err
+
+
+def test_a_missing_file_is_an_input_error(tmp_path):
+    with pytest.raises(errors.InputError, match="no such file"):
+        fsio.read_json(tmp_path / "nope.json")
+
+
+def test_update_json_writes_only_when_the_mutator_says_it_changed(tmp_path):
+    path = tmp_path / "state.json"
+    fsio.write_json(path, {"n": 0})
+    before = path.stat().st_mtime_ns
+    time.sleep(0.01)
+    fsio.update_json(path, lambda doc: False)
+    assert path.stat().st_mtime_ns == before
+    doc = fsio.update_json(path, lambda doc: doc.update(n=1) is None)
+    assert doc == {"n": 1} and json.loads(path.read_text()) == {"n": 1}
+
+
+def test_update_json_without_a_default_refuses_a_missing_file(tmp_path):
+    with pytest.raises(errors.StateError, match="no such state file"):
+        fsio.update_json(tmp_path / "missing.json", lambda doc: True)
+
+
+def _increment(path: str, n: int, ready, go) -> None:
+    ready.release()
+    go.wait()
+
+    def bump(doc):
+        doc["count"] += 1
+        return True
+
+    for _ in range(n):
+        fsio.update_json(Path(path), bump)
+
+
+def _reader(path: str, stop, bad) -> None:
+    while not stop.is_set():
+        try:
+            json.loads(Path(path).read_text())
+        except (ValueError, OSError):
+            bad.value += 1
+
+
+def test_sixteen_processes_times_two_hundred_increments_lose_nothing(tmp_path):
+    path = tmp_path / "counter.json"
+    fsio.write_json(path, {"count": 0})
+    ctx = multiprocessing.get_context("fork")
+    ready, go, stop = ctx.Semaphore(0), ctx.Event(), ctx.Event()
+    bad = ctx.Value("i", 0)
+    reader = ctx.Process(target=_reader, args=(str(path), stop, bad))
+    writers = [ctx.Process(target=_increment, args=(str(path), 200, ready, go)) for _ in range(16)]
+    reader.start()
+    for w in writers:
+        w.start()
+    for _ in writers:
+        ready.acquire()
+    go.set()
+    for w in writers:
+        w.join(timeout=120)
+    stop.set()
+    reader.join(timeout=10)
+    assert all(w.exitcode == 0 for w in writers)
+    assert json.loads(path.read_text()) == {"count": 3200}
+    assert bad.value == 0, "a reader saw a partial document"
+
+
+WRITER = """
+import sys, time
+sys.path.insert(0, {lib!r})
+from pathlib import Path
+from okstra.core import fsio
+path = Path({path!r})
+i = 0
+while True:
+    i += 1
+    fsio.update_json(path, lambda doc: doc.update(n=doc["n"] + 1, pad="x" * 200000) is None)
+    print(i, flush=True)
+"""
+
+
+def test_a_writer_killed_mid_write_leaves_a_complete_document(tmp_path):
+    path = tmp_path / "state.json"
+    fsio.write_json(path, {"n": 0, "pad": ""})
+    for delay in (0.05, 0.11, 0.17, 0.23, 0.31):
+        proc = subprocess.Popen(
+            [sys.executable, "-c", WRITER.format(lib=LIB, path=str(path))], stdout=subprocess.PIPE, text=True
+        )
+        time.sleep(delay)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        acknowledged = [int(line) for line in proc.stdout.read().split()]
+        doc = json.loads(path.read_text())
+        # Every update acknowledged before the kill is in the file (it may hold one more).
+        assert doc["n"] >= (acknowledged[-1] if acknowledged else 0)
+    leftovers = [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+    assert all(name.startswith(".state.json.") for name in leftovers)
+
+
+def test_append_line_adds_one_line_under_the_lock(tmp_path):
+    log = tmp_path / "log.jsonl"
+    fsio.append_line(log, '{"a": 1}')
+    fsio.append_line(log, '{"a": 2}\n')
+    assert log.read_text() == '{"a": 1}\n{"a": 2}\n'

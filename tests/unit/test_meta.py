@@ -1,0 +1,101 @@
+"""Meta-tests that keep the conventions honest: every door has help, a README line,
+a commands module of the same name, a bats file, and shows in `okstra help`."""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from okstra.core import cli, settings
+
+REPO = Path(__file__).resolve().parents[2]
+BIN = REPO / "bin"
+DOORS = sorted(p for p in BIN.iterdir() if p.is_file())
+README = (REPO / "README.md").read_text(encoding="utf-8")
+
+
+def _readme_block(name: str) -> str:
+    match = re.search(rf"<!-- {name}:start -->\n(.*?)<!-- {name}:end -->", README, re.S)
+    assert match, f"README lacks the {name} block"
+    return match.group(1)
+
+
+@pytest.mark.parametrize("door", DOORS, ids=lambda p: p.name)
+def test_every_door_has_a_summary_usage_exit_codes_and_an_example(door):
+    doc = cli.doc_of_file(door)
+    assert doc, f"{door.name} has no docstring"
+    assert cli.summary_of(doc), f"{door.name}: no Summary: line"
+    assert cli.usage_of(doc), f"{door.name}: no Usage: line"
+    assert "Exit codes:" in doc and "Example" in doc, f"{door.name}: help lacks exit codes or an example"
+    assert os.access(door, os.X_OK), f"{door.name} is not executable"
+
+
+@pytest.mark.parametrize("door", DOORS, ids=lambda p: p.name)
+def test_every_door_is_the_same_few_line_skeleton(door):
+    tree = ast.parse(door.read_text(encoding="utf-8"))
+    body = [node for node in tree.body if not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant))]
+    module = f"okstra.commands.{door.name.replace('-', '_')}"
+    imports = [n for n in body if isinstance(n, ast.ImportFrom) and n.module == module]
+    assert imports and imports[0].names[0].name == "main", f"{door.name} must import main from {module}"
+    assert len(body) <= 6, f"{door.name} has logic beyond the skeleton"
+    assert (REPO / "lib" / "okstra" / "commands" / f"{door.name.replace('-', '_')}.py").exists()
+
+
+@pytest.mark.parametrize("door", DOORS, ids=lambda p: p.name)
+def test_every_door_answers_help_with_exit_0(door):
+    done = subprocess.run([sys.executable, str(door), "--help"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("Summary:")
+
+
+@pytest.mark.parametrize("door", DOORS, ids=lambda p: p.name)
+def test_every_door_has_its_bats_file(door):
+    assert (REPO / "tests" / "bats" / f"{door.name}.bats").exists()
+
+
+def test_the_readme_lists_every_door_with_its_summary():
+    block = _readme_block("commands")
+    listed = dict(re.findall(r"^- `([a-z-]+)` — (.+)$", block, re.M))
+    expected = {door.name: cli.summary_of(cli.doc_of_file(door)) for door in DOORS}
+    assert listed == expected
+
+
+def test_okstra_help_lists_every_public_door():
+    done = subprocess.run([sys.executable, str(BIN / "okstra"), "help"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0
+    for door in DOORS:
+        if door.name != "okstra":
+            assert re.search(rf"^  {re.escape(door.name)} +{re.escape(cli.summary_of(cli.doc_of_file(door)))}$", done.stdout, re.M)
+
+
+def test_the_readme_env_table_matches_the_knobs():
+    rows = dict(re.findall(r"^\| `(OKSTRA_[A-Z_]+)` \| (.+) \|$", _readme_block("env"), re.M))
+    assert rows == settings.KNOBS
+
+
+def test_the_readme_starts_with_the_two_commands():
+    first_block = re.search(r"```sh\n(.*?)```", README, re.S).group(1)
+    assert [line.split("#")[0].strip() for line in first_block.strip().splitlines()] == ["make demo", "make test"]
+
+
+def test_ci_runs_make_test():
+    assert "make test" in (REPO / ".ci" / "run").read_text()
+
+
+def test_nothing_but_core_proc_imports_subprocess():
+    offenders = []
+    for path in (REPO / "lib" / "okstra").rglob("*.py"):
+        if path.name == "proc.py" and path.parent.name == "core":
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.module == "subprocess" or "subprocess" in names:
+                offenders.append(str(path.relative_to(REPO)))
+    assert offenders == [], "external programs go through okstra.core.proc"
