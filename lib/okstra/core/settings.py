@@ -14,6 +14,7 @@ KNOBS: dict[str, str] = {
     "OKSTRA_ROOT": "okstra's home: install prefix and global config (default ~/.okstra)",
     "OKSTRA_DEBUG": "1 logs every external command and shows tracebacks of internal errors",
     "OKSTRA_PROJECT_ROOT": "the project root, when not found from the current directory",
+    "OKSTRA_TMUX_SOCKET": "tmux server socket path for the tmux-pane backend (tmux -S PATH; default: the current server)",
 }
 
 
@@ -46,3 +47,8 @@ def current() -> Settings:
 
 def debug() -> bool:
     return _truthy(os.environ.get("OKSTRA_DEBUG"))
+
+
+def tmux_socket() -> str | None:
+    """OKSTRA_TMUX_SOCKET: the tmux server to talk to (`tmux -S PATH`), else the default one."""
+    return os.environ.get("OKSTRA_TMUX_SOCKET") or None
