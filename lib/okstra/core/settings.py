@@ -14,6 +14,10 @@ KNOBS: dict[str, str] = {
     "OKSTRA_ROOT": "okstra's home: install prefix and global config (default ~/.okstra)",
     "OKSTRA_DEBUG": "1 logs every external command and shows tracebacks of internal errors",
     "OKSTRA_PROJECT_ROOT": "the project root, when not found from the current directory",
+    "OKSTRA_DEFAULT_WORKERS": "default roster of worker providers, e.g. claude,codex (overrides config default-workers)",
+    "OKSTRA_DEFAULT_EXECUTOR": "default implementer provider (overrides config default-executor)",
+    "OKSTRA_DEFAULT_BACKEND": "default terminal backend: cli-wrapper, tmux-pane or cmux-pane (overrides config backend)",
+    "OKSTRA_REPORT_LANGUAGE": "language of the translated report, e.g. ko (overrides config report-language)",
     "OKSTRA_TMUX_SOCKET": "tmux server socket path for the tmux-pane backend (tmux -S PATH; default: the current server)",
 }
 
@@ -43,6 +47,13 @@ class Settings:
 def current() -> Settings:
     """Settings from the live environment (not cached: tests change it)."""
     return Settings.from_env()
+
+
+def knob(name: str) -> str | None:
+    """The raw value of one listed OKSTRA_* knob from the live environment (None when unset)."""
+    if name not in KNOBS:
+        raise KeyError(f"{name} is not an okstra knob")
+    return os.environ.get(name)
 
 
 def debug() -> bool:

@@ -1,0 +1,133 @@
+"""The provider catalog as typed records (SPEC §3).
+
+A `Provider` is one worker CLI: its models (the **model id** is the catalog
+key; the display name and the value passed to the CLI often differ), its
+default model, the argv template that runs it non-interactively, how its
+prompt is delivered, the shape of its output, where it reports token usage
+and which runner hosts it. `okstra.run.catalog.load()` builds a `Catalog`
+from the built-in YAML and the config overrides; this module only holds the
+records and their small rules.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from okstra.core.errors import RefusedError
+
+PLACEHOLDERS = ("binary", "prompt", "model", "answer_file", "workdir")
+OUTPUT_FORMATS = ("claude-json", "codex-jsonl", "gemini-json", "grok-json", "kimi-stream-json")
+PROMPT_DELIVERIES = ("argument",)
+RUNNERS = ("native-session", "cli-wrapper")
+_PLACEHOLDER = re.compile(r"\{(" + "|".join(PLACEHOLDERS) + r")\}")
+
+
+@dataclass(frozen=True)
+class Model:
+    id: str
+    display: str
+    cli_model: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "display": self.display, "cliModel": self.cli_model}
+
+
+@dataclass(frozen=True)
+class Provider:
+    id: str
+    display: str
+    binary: str
+    models: tuple[Model, ...]
+    default_model: str
+    command: tuple[str, ...]
+    prompt_delivery: str
+    output_format: str
+    usage_source: str
+    runner: str
+
+    def model_ids(self) -> tuple[str, ...]:
+        return tuple(m.id for m in self.models)
+
+    def model(self, model_id: str) -> Model:
+        """The model whose **id** is `model_id`; refused with the known ids otherwise."""
+        for m in self.models:
+            if m.id == model_id:
+                return m
+        raise RefusedError(
+            f"provider {self.id!r} has no model {model_id!r}",
+            hint=f"known models of {self.id}: {', '.join(self.model_ids())}",
+        )
+
+    @property
+    def default(self) -> Model:
+        return self.model(self.default_model)
+
+    def argv(self, model: Model, prompt: str, answer_file: Path, workdir: Path) -> list[str]:
+        """The command line, placeholders substituted element by element (never a shell)."""
+        values = {
+            "binary": self.binary,
+            "prompt": prompt,
+            "model": model.cli_model,
+            "answer_file": str(answer_file),
+            "workdir": str(workdir),
+        }
+        # One pass per element: substituted text (a prompt holding "{model}") is never re-scanned.
+        return [_PLACEHOLDER.sub(lambda m: values[m.group(1)], element) for element in self.command]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "display": self.display,
+            "binary": self.binary,
+            "models": {m.id: {"display": m.display, "cliModel": m.cli_model} for m in self.models},
+            "defaultModel": self.default_model,
+            "command": list(self.command),
+            "promptDelivery": self.prompt_delivery,
+            "outputFormat": self.output_format,
+            "usageSource": self.usage_source,
+            "runner": self.runner,
+        }
+
+
+@dataclass(frozen=True)
+class Catalog:
+    providers: tuple[Provider, ...]
+
+    def ids(self) -> tuple[str, ...]:
+        return tuple(p.id for p in self.providers)
+
+    def provider(self, provider_id: str) -> Provider:
+        for p in self.providers:
+            if p.id == provider_id:
+                return p
+        raise RefusedError(f"unknown provider {provider_id!r}", hint=f"known providers: {', '.join(self.ids())}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"providers": {p.id: p.to_dict() for p in self.providers}}
+
+
+def provider_from_dict(provider_id: str, raw: Mapping[str, Any]) -> Provider:
+    """One provider from its validated catalog entry (`providers.<id>` in the YAML)."""
+    models = tuple(
+        Model(model_id, str(entry["display"]), str(entry.get("cliModel", model_id)))
+        for model_id, entry in raw["models"].items()
+    )
+    return Provider(
+        id=provider_id,
+        display=str(raw["display"]),
+        binary=str(raw["binary"]),
+        models=models,
+        default_model=str(raw["defaultModel"]),
+        command=tuple(str(e) for e in raw["command"]),
+        prompt_delivery=str(raw.get("promptDelivery", "argument")),
+        output_format=str(raw["outputFormat"]),
+        usage_source=str(raw["usageSource"]),
+        runner=str(raw["runner"]),
+    )
+
+
+def from_dict(raw: Mapping[str, Any]) -> Catalog:
+    return Catalog(tuple(provider_from_dict(pid, entry) for pid, entry in raw["providers"].items()))
