@@ -1,0 +1,1 @@
+"""Run the team: backends, dispatch, worker runner, liveness, reclaim/teardown, status."""
