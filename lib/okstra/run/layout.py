@@ -100,6 +100,10 @@ class RunLayout:
     def heartbeat_path(self, worker_id: str, attempt: int = 1) -> Path:
         return self.logs_dir / f"{self._attempt_name(worker_id, attempt)}.heartbeat"
 
+    def answer_scratch_path(self, worker_id: str, attempt: int = 1) -> Path:
+        """Where a CLI that writes its last message to a file (codex -o) writes it; never the result."""
+        return self.logs_dir / f"{self._attempt_name(worker_id, attempt)}.answer"
+
     def report_stem(self, task_type: str, report_number: int) -> str:
         """Every file derived from a report uses the **report** number, never the run number."""
         return f"final-report-{task_type}-{report_number:03d}"
