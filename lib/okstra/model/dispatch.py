@@ -73,6 +73,7 @@ _FIELDS = {
     "pid": "pid",
     "pgid": "pgid",
     "pidStartTime": "pid_start_time",
+    "dispatchedAt": "dispatched_at",
     "startedAt": "started_at",
     "finishedAt": "finished_at",
     "exitCode": "exit_code",
@@ -98,6 +99,7 @@ class Dispatch:
     pid: int | None = None
     pgid: int | None = None
     pid_start_time: str | None = None
+    dispatched_at: str | None = None  # when a backend launched it (the clock of a pending dispatch's grace)
     started_at: str | None = None
     finished_at: str | None = None
     exit_code: int | None = None
