@@ -1,0 +1,1 @@
+"""Terminal backends behind one interface (base.Backend, base.for_manifest)."""

@@ -1,0 +1,179 @@
+"""The tmux-pane backend against a private real tmux server (one per test)."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from fixtures.tmux import private_server
+from okstra.core import proc
+from okstra.core.errors import InputError, StateError
+from okstra.team.backends import tmux as tmux_backend
+from okstra.team.backends.base import LaunchSpec, PartialLaunch
+
+
+@pytest.fixture
+def server(monkeypatch, tmp_path):
+    yield from private_server(monkeypatch, tmp_path)
+
+
+def backend(tmp_path: Path, run_id: str = "feature--x--r001", lead: str | None = None) -> tmux_backend.TmuxBackend:
+    return tmux_backend.TmuxBackend(run_id=run_id, project_root=tmp_path, lead_pane_id=lead)
+
+
+def spec(tmp_path: Path, worker: str, argv: list[str], title: str | None = None, kind: str = "worker") -> LaunchSpec:
+    return LaunchSpec(worker, 1, tuple(argv), title or f"okstra {worker}", tmp_path / f"{worker}.log", tmp_path, kind)
+
+
+def py(code: str) -> list[str]:
+    return [sys.executable, "-c", code]
+
+
+def test_a_fast_worker_keeps_its_pane_and_exit_status(server, tmp_path):
+    done = backend(tmp_path).launch([spec(tmp_path, "w1", py("raise SystemExit(7)"))])
+    pane = done[0].pane_id
+    row = server.wait_for(lambda: server.panes()[pane]["dead"] == "1" and server.panes()[pane], what="pane dead")
+    assert row["status"] == "7"
+    assert (row["run"], row["worker"], row["kind"], row["title"]) == ("feature--x--r001", "w1", "worker", "okstra w1")
+    # The lead window's own remain-on-exit is left as it was.
+    assert server.tmux("show-options", "-wqv", "-t", server.lead, "remain-on-exit").strip() == ""
+
+
+def test_a_command_that_exits_at_once_is_still_kept(server, tmp_path):
+    done = backend(tmp_path).launch([spec(tmp_path, f"w{i}", ["/bin/false"]) for i in range(6)])
+    ids = [d.pane_id for d in done]
+    time.sleep(0.3)
+    rows = server.panes()
+    assert all(rows[p]["dead"] == "1" and rows[p]["status"] == "1" for p in ids)
+
+
+def test_panes_sit_beside_the_lead_in_one_column_and_focus_stays(server, tmp_path):
+    done = backend(tmp_path).launch([spec(tmp_path, f"w{i}", ["sleep", "30"]) for i in range(4)])
+    rows = server.panes()
+    assert len(rows) == 5
+    assert {rows[d.pane_id]["window"] for d in done} == {rows[server.lead]["window"]}
+    assert server.tmux("display-message", "-p", "-t", "lead:", "#{pane_id}").strip() == server.lead
+    assert all(d.pid and d.pid > 1 for d in done)
+    assert server.tmux("show-options", "-pqv", "-t", server.lead, "@okstra-lead-width").strip() == "240"
+
+
+def test_values_reach_tmux_and_the_shell_as_data_only(server, tmp_path):
+    folder = tmp_path / "it's a $(touch pwned-cwd); dir #(touch pwned-fmt)"
+    folder.mkdir()
+    hostile = ["a b", "it's", "x; touch pwned1", "$(touch pwned2)", "`touch pwned3`", "back\\slash", "ends;", "#(touch pwned4)"]
+    out = tmp_path / "argv.json"
+    code = f"import json,os,sys; open({str(out)!r},'w').write(json.dumps([os.getcwd()]+sys.argv[1:]))"
+    title = "t #(touch pwned5) #{pane_id} ;x;"
+    job = LaunchSpec("w1", 1, (*py(code), *hostile), title, tmp_path / "w1.log", folder)
+    pane = backend(tmp_path).launch([job])[0].pane_id
+    server.wait_for(lambda: out.exists(), what="argv written")
+    assert json.loads(out.read_text()) == [str(folder), *hostile]
+    assert server.panes()[pane]["title"] == title
+    assert not list(tmp_path.rglob("pwned*")) and not list(Path.cwd().glob("pwned*"))
+
+
+def test_close_closes_only_the_recorded_ids_and_gives_the_lead_its_width(server, tmp_path):
+    b = backend(tmp_path)
+    done = b.launch([spec(tmp_path, f"w{i}", ["sleep", "30"]) for i in range(3)])
+    # A user's own pane with the same title as a worker's, and a pane of another run.
+    user = server.tmux("split-window", "-d", "-P", "-F", "#{pane_id}", "-t", server.lead, "sleep 30").strip()
+    server.tmux("select-pane", "-t", user, "-T", "okstra w0")
+    other = backend(tmp_path, run_id="feature--y--r001").launch([spec(tmp_path, "w0", ["sleep", "30"])])[0].pane_id
+    assert int(server.panes()[server.lead]["width"]) < 240
+    result = b.close([d.pane_id for d in done])
+    assert result.closed == tuple(d.pane_id for d in done)
+    rows = server.panes()
+    assert user in rows and other in rows and server.lead in rows
+    assert not any(d.pane_id in rows for d in done)
+    # Another run's pane is still beside the lead: the width waits for it.
+    assert result.lead_restored is False
+    b2 = backend(tmp_path, run_id="feature--y--r001")
+    server.tmux("kill-pane", "-t", user)
+    assert b2.close([other]).lead_restored is True
+    assert server.panes()[server.lead]["width"] == "240"
+
+
+def test_a_recorded_id_of_someone_elses_pane_is_left_alone(server, tmp_path):
+    user = server.tmux("split-window", "-d", "-P", "-F", "#{pane_id}", "-t", server.lead, "sleep 30").strip()
+    result = backend(tmp_path).close([user, "%999"])
+    assert result.closed == () and result.gone == (user, "%999")
+    assert user in server.panes()
+
+
+def test_dry_run_closes_nothing(server, tmp_path):
+    b = backend(tmp_path)
+    ids = [d.pane_id for d in b.launch([spec(tmp_path, f"w{i}", ["sleep", "30"]) for i in range(2)])]
+    assert b.close(ids, dry_run=True).closed == tuple(ids)
+    assert all(p in server.panes() for p in ids)
+
+
+def test_closing_many_panes_is_one_kill_call(server, tmp_path, monkeypatch):
+    b = backend(tmp_path)
+    ids = [d.pane_id for d in b.launch([spec(tmp_path, f"w{i}", ["sleep", "30"]) for i in range(12)])]
+    calls = []
+    real = proc.run
+    monkeypatch.setattr(proc, "run", lambda argv, **kw: calls.append(list(argv)) or real(argv, **kw))
+    b.close(ids)
+    kills = [c for c in calls if "kill-pane" in c]
+    assert len(kills) == 1 and kills[0].count("kill-pane") == 12
+    assert len(calls) == 2  # one list, one kill (+ the lead's width in the same call)
+    assert set(server.panes()) == {server.lead}
+
+
+def test_launching_many_panes_takes_two_tmux_calls(server, tmp_path, monkeypatch):
+    calls = []
+    real = proc.run
+    monkeypatch.setattr(proc, "run", lambda argv, **kw: calls.append(list(argv)) or real(argv, **kw))
+    done = backend(tmp_path).launch([spec(tmp_path, f"w{i}", ["sleep", "30"]) for i in range(16)])
+    assert len(calls) == 2 and len({d.pane_id for d in done}) == 16
+
+
+def test_what_does_not_fit_beside_the_lead_goes_to_another_window(monkeypatch, tmp_path):
+    gen = private_server(monkeypatch, tmp_path, width=120, height=10)
+    server = next(gen)
+    try:
+        done = backend(tmp_path).launch([spec(tmp_path, f"w{i}", ["sleep", "30"]) for i in range(8)])
+        rows = server.panes()
+        assert len({d.pane_id for d in done}) == 8 and all(d.pane_id in rows for d in done)
+        assert len({rows[d.pane_id]["window"] for d in done}) == 2
+        # The session still shows the lead's window.
+        assert server.tmux("display-message", "-p", "-t", "lead:", "#{pane_id}").strip() == server.lead
+    finally:
+        gen.close()
+
+
+def test_a_bad_pane_id_is_refused_before_anything_is_closed(server, tmp_path):
+    b = backend(tmp_path)
+    pane = b.launch([spec(tmp_path, "w1", ["sleep", "30"])])[0].pane_id
+    for bad in ["%1; kill-server", "$(reboot)", "1", "%", "%1 ", "surface:1"]:
+        with pytest.raises(StateError, match="is not a tmux-pane pane id"):
+            b.close([pane, bad])
+    assert pane in server.panes()
+
+
+def test_no_lead_pane_is_a_clear_error(server, tmp_path, monkeypatch):
+    monkeypatch.delenv("TMUX_PANE")
+    with pytest.raises(InputError, match="no lead pane"):
+        backend(tmp_path).launch([spec(tmp_path, "w1", ["true"])])
+    with pytest.raises(InputError, match="lead pane %77 is not on the tmux server"):
+        backend(tmp_path, lead="%77").launch([spec(tmp_path, "w1", ["true"])])
+
+
+def test_no_room_at_all_records_what_started(server, tmp_path, monkeypatch):
+    b = backend(tmp_path)
+    real = b.call
+
+    def failing(commands, check=True):
+        if any(c[0] == "split-window" for c in commands):
+            commands = [*commands[:8], ["kill-pane", "-t", "%9999"], *commands[8:]]  # after w0 and its tags
+        return real(commands, check=check)
+
+    monkeypatch.setattr(b, "call", failing)
+    with pytest.raises(PartialLaunch) as caught:
+        b.launch([spec(tmp_path, f"w{i}", ["sleep", "30"]) for i in range(3)])
+    assert [x.spec.worker_id for x in caught.value.launched] == ["w0"]
+    assert server.tmux("show-options", "-wqv", "-t", server.lead, "remain-on-exit").strip() == ""
