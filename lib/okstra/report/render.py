@@ -1,0 +1,135 @@
+"""Render a final report's data to Markdown (SPEC §8), and keep the last valid input.
+
+The template (`templates/report/final-report.md.j2`) is rendered with
+StrictUndefined: a missing value is an error, never an empty string. The
+Jinja2 environment is built once per process; jinja2 is imported only here.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from okstra.core import fsio, paths
+from okstra.core.errors import InputError, ProblemsFound
+from okstra.report import validate
+
+TEMPLATES = Path(__file__).resolve().parents[3] / "templates"
+MARKDOWN_TEMPLATE = "report/final-report.md.j2"
+DATA_SUFFIX = ".data.json"
+LAST_VALID_SUFFIX = ".last-valid"
+
+
+@functools.cache
+def environment() -> Any:
+    """One Jinja2 environment per process: strict undefined, HTML autoescape by extension."""
+    import jinja2
+
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(TEMPLATES)),
+        undefined=jinja2.StrictUndefined,
+        autoescape=jinja2.select_autoescape(["html", "htm", "xml", "html.j2"], default_for_string=True),
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters.update(cell=md_cell, oneline=oneline, tokens=tokens, cost=cost, number=number, fence=fence)
+    return env
+
+
+def oneline(value: Any) -> str:
+    """Collapse every run of whitespace (newlines included) to one space."""
+    return " ".join(str(value).split())
+
+
+def md_cell(value: Any) -> str:
+    """A Markdown table cell: one line, pipes escaped."""
+    return oneline(value).replace("\\", "\\\\").replace("|", "\\|")
+
+
+def fence(text: str) -> str:
+    """A code fence longer than any run of backticks inside `text` (so a quote cannot close it)."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    return "`" * max(3, longest + 1)
+
+
+def tokens(value: Any) -> str:
+    return "—" if value is None else f"{value:,}"
+
+
+def cost(value: Any) -> str:
+    return "—" if value is None else f"${value:,.2f}"
+
+
+def number(value: int) -> str:
+    return f"{value:03d}"
+
+
+def fallback_note(document: Mapping[str, Any]) -> str | None:
+    """The one header line that says why a lead wrote this report, or None."""
+    if not validate.is_lead_fallback(document):
+        return None
+    fb = document["leadAuthoredFallback"]
+    failed = fb["failedDispatch"]
+    return (
+        f"Lead-authored fallback: report-writer dispatch {failed['workerId']} (attempt {failed['attempt']}) "
+        f"failed ({oneline(fb['failureReason'])}); the user approved REPORT AUTHORING in {fb['approvalSidecar']}."
+    )
+
+
+def render_markdown(document: Mapping[str, Any]) -> str:
+    """The Markdown report of a schema-valid document."""
+    template = environment().get_template(MARKDOWN_TEMPLATE)
+    return template.render(report=document, fallback_note=fallback_note(document))
+
+
+def default_output(data: Path) -> Path:
+    """`<name>.md` beside `<name>.data.json` (or beside `<name>.json`)."""
+    name = data.name
+    if name.endswith(DATA_SUFFIX):
+        return data.with_name(name[: -len(DATA_SUFFIX)] + ".md")
+    return data.with_name(re.sub(r"\.json$", "", name) + ".md")
+
+
+def last_valid_path(data: Path) -> Path:
+    return data.with_name(data.name + LAST_VALID_SUFFIX)
+
+
+@dataclass
+class Rendered:
+    data: Path
+    output: Path
+    last_valid: Path | None
+    warnings: list[str] = field(default_factory=list)
+    document: Mapping[str, Any] = field(default_factory=dict)
+
+
+def render_final_report(project_root: Path, data_arg: str, output_arg: str | None = None, *, snapshot: bool = True) -> Rendered:
+    """Validate `data_arg`, render its Markdown atomically, then keep `<data>.last-valid`.
+
+    Raises ProblemsFound (exit 1) with every problem when the data is not valid;
+    nothing is written then. A failure to write the copy is a warning only.
+    """
+    root = Path(project_root)
+    data = paths.resolve_inside(root, data_arg, source="DATA")
+    output = paths.resolve_inside(root, output_arg, source="--output") if output_arg else default_output(data)
+    if output in (data, last_valid_path(data)):
+        raise InputError(f"--output: {output_arg or output} would overwrite the report data", hint="choose another output file")
+    raw, document = validate.load(data)
+    found = validate.problems(document, root)
+    if found:
+        raise ProblemsFound(found, summary=f"{data}: {len(found)} problem(s)")
+    fsio.atomic_write(output, render_markdown(document))
+    result = Rendered(data=data, output=output, last_valid=None, document=document)
+    if snapshot:
+        copy = last_valid_path(data)
+        try:
+            fsio.atomic_write(copy, raw)
+            result.last_valid = copy
+        except OSError as exc:
+            result.warnings.append(f"warning: could not keep {copy.name} ({exc.strerror or exc}); the render itself succeeded")
+    return result

@@ -1,0 +1,142 @@
+"""Final report data: the schema (with format checking) and the cross-file facts (SPEC §8).
+
+`problems(document, project_root)` lists every problem as `<json path>: <message>`:
+first the schema's (all of them, not only the first), then — for a valid
+lead-authored fallback — the facts other files must confirm: the failed
+report-writer dispatch is recorded in the run's team state with exactly the
+stated reason, and the approving sidecar exists in the run and approves
+REPORT AUTHORING.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from okstra.core import fsio, paths, schemas
+from okstra.core.errors import InputError, OkstraError
+from okstra.model import dispatch, team_state
+from okstra.run import layout as run_layout
+
+SCHEMA = "final-report-v2.0"
+LEAD_AUTHOR = "Okstra lead"
+RELEASE_HANDOFF = "release-handoff"
+REPORT_WRITER = "report-writer"
+APPROVED = "approved"
+FAILED_STATUSES = dispatch.TERMINAL_STATUSES - {dispatch.COMPLETED}
+
+# jsonschema words a `not: {}` ("must not be present") rule as "<value> should not be valid under {}".
+_FORBIDDEN = re.compile(r"^(?P<path>\S+): .* should not be valid under \{\}$", re.S)
+# ... and a one-line text rule as "<value> does not match '^(?![\\s\\S]*[\\r\\n\\u0000])...'".
+_ONE_LINE_TAIL = "does not match " + repr(r"^(?![\s\S]*[\r\n\u0000])[\s\S]*\S")
+_WHY_FORBIDDEN = {
+    "leadAuthoredFallback": f"must not be present: only a report whose reportAuthor is {LEAD_AUTHOR!r} "
+    f"outside {RELEASE_HANDOFF} carries a lead-authored fallback",
+    "options": "must not be present: only a question of kind 'choice' has options",
+}
+
+
+def load(path: Path) -> tuple[bytes, Any]:
+    """The raw bytes and the parsed JSON of a report data file (exit 2 when unreadable or not JSON)."""
+    try:
+        raw = Path(path).read_bytes()
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such report data file", hint="check the path") from None
+    except IsADirectoryError:
+        raise InputError(f"{path}: is a directory, expected a report data file") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read: {exc.strerror}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: not UTF-8 text") from None
+    return raw, fsio.parse_json(text, str(path))
+
+
+def _reword(line: str) -> str:
+    """Say in words what the schema's idioms mean (a regex or `not: {}` reads badly)."""
+    if line.endswith(_ONE_LINE_TAIL):
+        return line.split(": ", 1)[0] + ": must be one line of text (no line breaks), not blank"
+    match = _FORBIDDEN.match(line)
+    if not match:
+        return line
+    path = match.group("path")
+    key = re.sub(r"\[\d+\]$", "", path).rsplit(".", 1)[-1]
+    return f"{path}: {_WHY_FORBIDDEN.get(key, 'must not be present here')}"
+
+
+def schema_problems(document: Any) -> list[str]:
+    return [_reword(line) for line in schemas.problems(SCHEMA, document)]
+
+
+def is_lead_fallback(document: Mapping[str, Any]) -> bool:
+    header = document.get("header", {})
+    return header.get("reportAuthor") == LEAD_AUTHOR and header.get("taskType") != RELEASE_HANDOFF
+
+
+def _approval_status(sidecar_text: str, source: str) -> str | None:
+    """The REPORT AUTHORING status recorded in a sidecar, or None when it has no such block."""
+    from okstra.report import sidecar  # the sidecar format lives in one room
+
+    block = sidecar.parse(sidecar_text, source).report_authoring
+    return None if block is None else block.status
+
+
+def cross_file_problems(document: Mapping[str, Any], project_root: Path) -> list[str]:
+    """Facts of a (schema-valid) lead-authored fallback that the run's files must confirm."""
+    if not is_lead_fallback(document):
+        return []
+    header, fallback = document["header"], document["leadAuthoredFallback"]
+    root = Path(project_root)
+    run = run_layout.for_project(root).run(header["runId"])
+    found: list[str] = []
+    where = "$.leadAuthoredFallback"
+
+    if not run.team_state.is_file():
+        found.append(f"$.header.runId: run {header['runId']!r} has no team state at {run.relative(run.team_state)}")
+    else:
+        state = team_state.load(run.team_state)
+        worker, attempt = fallback["failedDispatch"]["workerId"], fallback["failedDispatch"]["attempt"]
+        record = next((d for d in state.dispatches if d.key == (worker, attempt)), None)
+        source = run.relative(run.team_state)
+        if record is None:
+            found.append(f"{where}.failedDispatch: {source} records no dispatch of {worker!r} attempt {attempt}")
+        else:
+            if record.role != REPORT_WRITER:
+                found.append(f"{where}.failedDispatch.workerId: {worker!r} is a {record.role} in {source}, not a {REPORT_WRITER}")
+            if record.status not in FAILED_STATUSES:
+                found.append(
+                    f"{where}.failedDispatch: {worker!r} attempt {attempt} has status {record.status!r} in {source}, not a failure"
+                )
+            if record.reason != fallback["failureReason"]:
+                found.append(
+                    f"{where}.failureReason: differs from the reason recorded for {worker!r} attempt {attempt} "
+                    f"in {source}: {record.reason!r}"
+                )
+
+    sidecar_path = paths.resolve_inside(root, fallback["approvalSidecar"], source=f"{where}.approvalSidecar")
+    shown = fallback["approvalSidecar"]
+    if not paths.is_inside(sidecar_path, run.responses_dir.resolve()):
+        found.append(f"{where}.approvalSidecar: {shown!r} is not a user-response sidecar of run {header['runId']!r}")
+    elif not sidecar_path.is_file():
+        found.append(f"{where}.approvalSidecar: {shown!r} does not exist")
+    else:
+        try:
+            status = _approval_status(fsio.read_text(sidecar_path, what="sidecar"), shown)
+        except OkstraError as exc:
+            found.append(f"{where}.approvalSidecar: {shown!r} is not a readable sidecar: {exc}")
+        else:
+            if status != APPROVED:
+                said = "has no REPORT AUTHORING block" if status is None else f"records REPORT AUTHORING {status!r}"
+                found.append(f"{where}.approvalSidecar: {shown!r} {said}, not an approval")
+    return found
+
+
+def problems(document: Any, project_root: Path) -> list[str]:
+    """Every problem of a report data document; cross-file facts only once the schema passes."""
+    found = schema_problems(document)
+    if found:
+        return found
+    return cross_file_problems(document, project_root)
