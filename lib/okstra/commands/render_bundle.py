@@ -1,0 +1,64 @@
+"""`render-bundle`: prepare a run (SPEC §3)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from okstra.core import cli, paths
+from okstra.core.errors import InputError
+from okstra.run import bundle
+
+PROG = "render-bundle"
+
+
+def _workers(text: str) -> list[str]:
+    return [w.strip() for w in text.split(",")]
+
+
+def _stage(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise InputError(f"--stage {text!r} is not a stage number", hint="stages are numbered from 1")
+    return int(text)
+
+
+def _run(args: argparse.Namespace) -> int:
+    root = paths.find_project_root(explicit=args.project_root)
+    request = bundle.BundleRequest(
+        task_key=args.task_key,
+        task_type=args.task_type,
+        workers=_workers(args.workers) if args.workers is not None else None,
+        executor=args.executor,
+        role_models=tuple(args.role_model),
+        report_language=args.report_language,
+        backend=args.backend,
+        stage=_stage(args.stage) if args.stage is not None else None,
+        lead_pane=args.lead_pane,
+    )
+    result = bundle.render(root, request)
+    doc = result.to_dict()
+    if args.json:
+        cli.emit_json(doc)
+        return cli.EXIT_OK
+    for name in ("runId", "runDir", "runManifestPath", "teamStatePath", "activeRunPath", "reportNumber"):
+        sys.stdout.write(f"{name}: {doc[name]}\n")
+    for worker, prompt in doc["prompts"].items():
+        sys.stdout.write(f"prompt {worker}: {prompt}\n")
+    return cli.EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
+    parser = cli.parser(PROG, doc)
+    parser.add_argument("--task-key", required=True)
+    parser.add_argument("--task-type", required=True)
+    parser.add_argument("--workers")
+    parser.add_argument("--executor")
+    parser.add_argument("--role-model", action="append", default=[])
+    parser.add_argument("--report-language")
+    parser.add_argument("--backend")
+    parser.add_argument("--stage")
+    parser.add_argument("--lead-pane")
+    parser.add_argument("--project-root")
+    parser.add_argument("--json", action="store_true")
+    return cli.run(PROG, lambda: _run(parser.parse_args(argv)))

@@ -1,0 +1,251 @@
+"""Prepare a run (SPEC §3): `render(project_root, request) -> BundleResult`.
+
+Order matters: every rule is checked (task key and type, backend, lead pane,
+catalog, role plan) before anything is written. Then the run number is
+claimed (`runs` sequence), the report number is only peeked (`reports` is
+committed by whoever writes the report, so a run that writes none leaves its
+number to the next run), the prompts are rendered in memory, and the files
+are written: prompts, team state (one `pending` dispatch per roster worker,
+attempt 1), run manifest, and finally `.okstra/active-run.json`. Each
+document is validated against its schema before it is written.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from okstra.core import fsio, schemas
+from okstra.core.errors import InputError, RefusedError, StateError
+from okstra.model import active_run
+from okstra.model.active_run import ActiveRun
+from okstra.model.catalog import Catalog
+from okstra.model.dispatch import PENDING, Dispatch
+from okstra.model.run_manifest import BACKENDS, TASK_TYPES, RunManifest
+from okstra.model.team_state import TeamState
+from okstra.run import catalog as catalog_loader
+from okstra.run import config, layout, prompts, roles
+
+RUNS = "runs"
+REPORTS = "reports"
+PHASE = "dispatch"
+_PANE = re.compile(r"^[%@$]?[A-Za-z0-9][A-Za-z0-9:._-]{0,63}$")
+MAX_BRIEF = 64 * 1024
+
+
+@dataclass(frozen=True)
+class BundleRequest:
+    task_key: str
+    task_type: str
+    workers: Sequence[str] | None = None
+    executor: str | None = None
+    role_models: Sequence[str] = ()
+    report_language: str | None = None
+    backend: str | None = None
+    stage: int | None = None
+    lead_pane: str | None = None
+    brief: str | None = None
+
+
+@dataclass(frozen=True)
+class BundleResult:
+    project_root: Path
+    run_id: str
+    run_number: int
+    report_number: int
+    run_dir: Path
+    run_manifest_path: Path
+    team_state_path: Path
+    active_run_path: Path
+    prompt_paths: Mapping[str, Path]
+    manifest: RunManifest
+    team_state: TeamState
+    written: tuple[Path, ...] = field(default=())
+
+    def relative(self, path: Path) -> str:
+        return layout.paths.relative(self.project_root, path)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "runId": self.run_id,
+            "runNumber": self.run_number,
+            "reportNumber": self.report_number,
+            "runDir": self.relative(self.run_dir),
+            "runManifestPath": self.relative(self.run_manifest_path),
+            "teamStatePath": self.relative(self.team_state_path),
+            "activeRunPath": self.relative(self.active_run_path),
+            "prompts": {w: self.relative(p) for w, p in self.prompt_paths.items()},
+        }
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _backend(request: BundleRequest, project_root: Path) -> str:
+    if request.backend is not None:
+        if request.backend not in BACKENDS:
+            raise InputError(f"--backend {request.backend!r} is not a backend", hint=f"use one of {', '.join(BACKENDS)}")
+        return request.backend
+    value = config.effective("backend", project_root)
+    return value.value if value else BACKENDS[0]
+
+
+def _lead_pane(request: BundleRequest, backend: str) -> str | None:
+    pane, source = request.lead_pane, "--lead-pane"
+    if pane is None and backend == "tmux-pane":
+        pane, source = os.environ.get("TMUX_PANE") or None, "TMUX_PANE"
+    if pane is not None and not _PANE.match(pane):
+        raise InputError(f"{source}: {pane!r} is not a pane id", hint="pass a tmux pane id such as %3")
+    return pane
+
+
+def _stage(request: BundleRequest) -> None:
+    if request.stage is None:
+        return
+    if isinstance(request.stage, bool) or not isinstance(request.stage, int) or request.stage < 1:
+        raise InputError(f"--stage {request.stage!r} is not a stage number", hint="stages are numbered from 1")
+    # Seam: stage rendering needs the approved plan's stage map and the task's
+    # consumer log (okstra.report.stage_map, SPEC §7); until it lands, refuse.
+    raise RefusedError(
+        "--stage needs an approved implementation plan; stage map support is not available yet",
+        hint="render without --stage",
+    )
+
+
+def _brief(request: BundleRequest) -> str:
+    if request.brief is None:
+        return (
+            f"The lead gives the details of task `{request.task_key}` in the conversation that "
+            "dispatched you and in this task's earlier reports under `.okstra/runs/`; read them first."
+        )
+    if len(request.brief) > MAX_BRIEF or "\x00" in request.brief:
+        raise InputError("brief: longer than 64 KiB or not text", hint="shorten the brief")
+    return request.brief.strip()
+
+
+def _claim_run(project: layout.ProjectLayout, key: layout.TaskKey) -> tuple[int, str]:
+    for _ in range(1000):
+        number = layout.claim(project, key, RUNS)
+        run_id = project.run_id(key, number)
+        if not project.run(run_id).dir.exists():
+            return number, run_id
+    raise StateError(f"{project.task_json(key)}: no free run number", hint="check the task's runs folder")
+
+
+def render(project_root: Path, request: BundleRequest, *, catalog: Catalog | None = None) -> BundleResult:
+    """Prepare one run of `request.task_key`; refuses before writing when a rule fails."""
+    root = Path(project_root).resolve()
+    key = layout.TaskKey.parse(request.task_key)
+    if request.task_type not in TASK_TYPES:
+        raise InputError(f"--task-type {request.task_type!r} is not a task type", hint=f"use one of {', '.join(TASK_TYPES)}")
+    _stage(request)
+    backend = _backend(request, root)
+    lead_pane = _lead_pane(request, backend)
+    brief = _brief(request)
+    catalog = catalog or catalog_loader.load(root)
+    plan = roles.plan(
+        roles.PlanRequest(
+            task_type=request.task_type,
+            workers=request.workers,
+            executor=request.executor,
+            role_models=tuple(request.role_models),
+            report_language=request.report_language,
+        ),
+        catalog,
+        root,
+    )
+
+    # Nothing was written so far; from here on the run exists.
+    project = layout.for_project(root)
+    report_number = layout.peek(project, key, REPORTS)
+    run_number, run_id = _claim_run(project, key)
+    run = project.run(run_id)
+    rel = run.relative
+
+    dispatches = tuple(
+        Dispatch(
+            worker_id=e.worker_id,
+            role=e.role,
+            provider=e.provider,
+            model_id=e.model_id,
+            status=PENDING,
+            attempt=1,
+            round=roles.ROUND_OF_ROLE[e.role],
+            prompt_path=rel(run.prompt_path(e.worker_id)),
+            result_path=rel(run.result_path(e.worker_id)),
+            log_path=rel(run.log_path(e.worker_id)),
+            liveness_mode="heartbeat",
+            liveness_artifact=rel(run.heartbeat_path(e.worker_id)),
+        )
+        for e in plan.first_round
+    )
+    team_state = TeamState(run_id, dispatches)
+    active = ActiveRun(
+        run_id=run_id,
+        task_key=str(key),
+        task_type=request.task_type,
+        run_dir=rel(run.dir),
+        run_manifest_path=rel(run.manifest),
+        phase=PHASE,
+    )
+    manifest = RunManifest(
+        run_id=run_id,
+        task_key=str(key),
+        task_type=request.task_type,
+        run_number=run_number,
+        report_number=report_number,
+        terminal_backend=backend,
+        created_at=_now(),
+        run_dir=rel(run.dir),
+        team_state_path=rel(run.team_state),
+        prompts_dir=rel(run.prompts_dir),
+        results_dir=rel(run.results_dir),
+        logs_dir=rel(run.logs_dir),
+        reports_dir=rel(run.reports_dir),
+        lead_pane_id=lead_pane,
+        report_language=plan.report_language,
+        participants=plan.participants,
+        role_executions=plan.role_executions,
+        assignments=plan.assignments,
+        active_run_context={"activeRunPath": rel(project.active_run), "phase": PHASE, "approvedStage": None},
+    )
+    texts = {d.worker_id: prompts.render(manifest, d, catalog, brief=brief, run_layout=run) for d in dispatches}
+
+    documents = (
+        (run.team_state, "team-state", team_state.to_dict()),
+        (run.manifest, "run-manifest", manifest.to_dict()),
+        (project.active_run, "active-run", active.to_dict()),
+    )
+    for path, name, document in documents:  # all checked before the first write
+        schemas.check_state(name, document, str(path))
+
+    written: list[Path] = []
+    for worker_id, text in texts.items():
+        path = run.prompt_path(worker_id)
+        fsio.atomic_write(path, text)
+        written.append(path)
+    for folder in (run.results_dir, run.logs_dir, run.reports_dir):
+        folder.mkdir(parents=True, exist_ok=True)
+    for path, _, document in documents:
+        fsio.write_json(path, document)
+        written.append(path)
+    return BundleResult(
+        project_root=root,
+        run_id=run_id,
+        run_number=run_number,
+        report_number=report_number,
+        run_dir=run.dir,
+        run_manifest_path=run.manifest,
+        team_state_path=run.team_state,
+        active_run_path=active_run.path_for(root),
+        prompt_paths={w: run.prompt_path(w) for w in texts},
+        manifest=manifest,
+        team_state=team_state,
+        written=tuple(written),
+    )
