@@ -4,32 +4,64 @@ The file may be stored compacted: any block written as `{"$ref": "<path>"}`
 stands for the JSON document at that project-relative path. Every reader goes
 through `load()`, which hydrates those blocks, so no reader can see a
 compacted stage as "no approved stage". This module is on the write-guard hot
-path: it imports only the standard library and `okstra.core` basics.
+path (SPEC §13: 1.3 x the interpreter's bare start-up for the whole hook): it
+imports only `os` and `okstra.core` basics — no `json` (see `core.jsonlite`),
+`dataclasses`, `pathlib` or `typing`, each of which costs milliseconds there.
+The records are small frozen classes with the same surface a dataclass would
+give (keyword construction, equality, `evolve`, `to_dict`).
 """
 
 from __future__ import annotations
 
-import json
 import os
-from collections.abc import Mapping
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
 
+from okstra.core import jsonlite
 from okstra.core.errors import StateError
 
 ACTIVE_RUN_FILE = os.path.join(".okstra", "active-run.json")
 REF_KEY = "$ref"
 
 
-@dataclass(frozen=True)
-class ApprovedStage:
-    number: int
-    title: str
-    planned_paths: tuple[str, ...]
-    base_commit: str | None = None
+class _Record:
+    """A frozen record: fields set once by `__init__`, compared by value."""
 
-    def to_dict(self) -> dict[str, Any]:
+    __slots__ = ()
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"{type(self).__name__} is frozen; use evolve()")
+
+    def _values(self) -> tuple:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and other._values() == self._values()
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        return f"{type(self).__name__}({inner})"
+
+    def evolve(self, **changes: object):
+        values = {name: getattr(self, name) for name in self.__slots__}
+        unknown = set(changes) - set(values)
+        if unknown:
+            raise TypeError(f"{type(self).__name__} has no field(s) {', '.join(sorted(unknown))}")
+        values.update(changes)
+        return type(self)(**values)
+
+
+class ApprovedStage(_Record):
+    __slots__ = ("number", "title", "planned_paths", "base_commit")
+
+    def __init__(self, number: int, title: str, planned_paths: tuple[str, ...], base_commit: str | None = None) -> None:
+        object.__setattr__(self, "number", number)
+        object.__setattr__(self, "title", title)
+        object.__setattr__(self, "planned_paths", tuple(planned_paths))
+        object.__setattr__(self, "base_commit", base_commit)
+
+    def to_dict(self) -> dict:
         return {
             "number": self.number,
             "title": self.title,
@@ -38,17 +70,28 @@ class ApprovedStage:
         }
 
 
-@dataclass(frozen=True)
-class ActiveRun:
-    run_id: str
-    task_key: str
-    task_type: str
-    run_dir: str
-    run_manifest_path: str
-    phase: str
-    stage: ApprovedStage | None = None
+class ActiveRun(_Record):
+    __slots__ = ("run_id", "task_key", "task_type", "run_dir", "run_manifest_path", "phase", "stage")
 
-    def to_dict(self) -> dict[str, Any]:
+    def __init__(
+        self,
+        run_id: str,
+        task_key: str,
+        task_type: str,
+        run_dir: str,
+        run_manifest_path: str,
+        phase: str,
+        stage: ApprovedStage | None = None,
+    ) -> None:
+        object.__setattr__(self, "run_id", run_id)
+        object.__setattr__(self, "task_key", task_key)
+        object.__setattr__(self, "task_type", task_type)
+        object.__setattr__(self, "run_dir", run_dir)
+        object.__setattr__(self, "run_manifest_path", run_manifest_path)
+        object.__setattr__(self, "phase", phase)
+        object.__setattr__(self, "stage", stage)
+
+    def to_dict(self) -> dict:
         return {
             "schemaVersion": "1.0",
             "runId": self.run_id,
@@ -61,39 +104,51 @@ class ActiveRun:
         }
 
 
-def path_for(project_root: Path) -> Path:
+def path_for(project_root):
+    """The active-run file of `project_root` (a `pathlib.Path`, imported here, off the hot path)."""
+    from pathlib import Path
+
     return Path(project_root) / ACTIVE_RUN_FILE
 
 
-def _read(path: Path, source: str) -> Any:
+def _read(path: str, source: str) -> object:
     try:
         with open(path, encoding="utf-8") as handle:
-            return json.load(handle)
+            text = handle.read()
     except FileNotFoundError:
         raise StateError(f"{source}: {path} does not exist", hint="the compacted active run points at a missing file") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise StateError(f"{source}: {path} is not readable JSON: {exc}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise StateError(f"{source}: {path} is not readable: {exc}") from None
+    try:
+        return jsonlite.loads(text)
+    except jsonlite.JSONError as exc:
+        raise StateError(f"{source}: {path} is not valid JSON: {exc}") from None
 
 
-def _hydrate(value: Any, root: Path, source: str, depth: int = 0) -> Any:
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def _hydrate(value: object, root: str, source: str, seen: list[str], depth: int = 0) -> object:
     if depth > 8:
         raise StateError(f"{source}: $ref chain deeper than 8 levels")
-    if isinstance(value, Mapping):
-        if set(value) == {REF_KEY}:
-            target = (root / str(value[REF_KEY])).resolve()
-            if root.resolve() not in (target, *target.parents):
+    if isinstance(value, dict):
+        if len(value) == 1 and REF_KEY in value:
+            target = os.path.realpath(os.path.join(root, str(value[REF_KEY])))
+            if not _inside(target, root):
                 raise StateError(f"{source}: $ref {value[REF_KEY]!r} points outside the project {root}")
-            return _hydrate(_read(target, source), root, source, depth + 1)
-        return {k: _hydrate(v, root, source, depth) for k, v in value.items()}
+            seen.append(target)
+            return _hydrate(_read(target, source), root, source, seen, depth + 1)
+        return {k: _hydrate(v, root, source, seen, depth) for k, v in value.items()}
     if isinstance(value, list):
-        return [_hydrate(v, root, source, depth) for v in value]
+        return [_hydrate(v, root, source, seen, depth) for v in value]
     return value
 
 
-def _stage(raw: Any, source: str) -> ApprovedStage | None:
+def _stage(raw: object, source: str) -> ApprovedStage | None:
     if raw is None:
         return None
-    if not isinstance(raw, Mapping) or not isinstance(raw.get("number"), int):
+    if not isinstance(raw, dict) or type(raw.get("number")) is not int:
         raise StateError(f"{source}: approvedStage must be an object with a whole-number 'number'")
     paths = raw.get("plannedPaths", [])
     if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
@@ -101,8 +156,8 @@ def _stage(raw: Any, source: str) -> ApprovedStage | None:
     return ApprovedStage(raw["number"], str(raw.get("title", "")), tuple(paths), raw.get("baseCommit"))
 
 
-def from_dict(raw: Any, source: str) -> ActiveRun:
-    if not isinstance(raw, Mapping):
+def from_dict(raw: object, source: str) -> ActiveRun:
+    if not isinstance(raw, dict):
         raise StateError(f"{source}: expected a JSON object")
     try:
         return ActiveRun(
@@ -118,11 +173,18 @@ def from_dict(raw: Any, source: str) -> ActiveRun:
         raise StateError(f"{source}: missing field {exc}", hint="re-run render-bundle to rewrite it") from None
 
 
-def load(project_root: Path) -> ActiveRun | None:
+def load_with_sources(project_root: object) -> tuple[ActiveRun | None, tuple[str, ...]]:
+    """The hydrated active run and every file it was read from (the file itself and
+    each `$ref` target, as resolved absolute paths); `(None, ())` when no run is active."""
+    root = os.path.realpath(os.fspath(project_root))
+    path = os.path.join(root, ACTIVE_RUN_FILE)
+    if not os.path.exists(path):
+        return None, ()
+    seen = [path]
+    run = from_dict(_hydrate(_read(path, path), root, path, seen), path)
+    return run, tuple(seen)
+
+
+def load(project_root: object) -> ActiveRun | None:
     """The hydrated active run of `project_root`, or None when no run is active."""
-    root = Path(project_root)
-    path = path_for(root)
-    if not path.exists():
-        return None
-    source = str(path)
-    return from_dict(_hydrate(_read(path, source), root, source), source)
+    return load_with_sources(project_root)[0]
