@@ -19,6 +19,11 @@ KNOBS: dict[str, str] = {
     "OKSTRA_DEFAULT_BACKEND": "default terminal backend: cli-wrapper, tmux-pane or cmux-pane (overrides config backend)",
     "OKSTRA_REPORT_LANGUAGE": "language of the translated report, e.g. ko (overrides config report-language)",
     "OKSTRA_TMUX_SOCKET": "tmux server socket path for the tmux-pane backend (tmux -S PATH; default: the current server)",
+    "OKSTRA_RUN_ID": "set by worker-run for the provider it runs: the run id",
+    "OKSTRA_WORKER_ID": "set by worker-run for the provider it runs: the worker id",
+    "OKSTRA_WORKER_ROLE": "set by worker-run for the provider it runs: the worker's role",
+    "OKSTRA_RESULT_PATH": "set by worker-run for the provider it runs: the absolute recorded result path",
+    "OKSTRA_EVIDENCE_DIR": "set by worker-run for the provider it runs: the absolute folder for the worker's evidence files",
 }
 
 

@@ -1,0 +1,57 @@
+"""`worker-probe`: healthy or not, for each selected worker dispatch (SPEC §5)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from okstra.core import cli
+from okstra.run.layout import check_worker_id
+
+PROG = "worker-probe"
+
+
+def seconds(text: str) -> float:
+    value = float(text)
+    if not value > 0 or value == float("inf"):
+        raise ValueError(text)
+    return value
+
+
+def add_selection(parser: argparse.ArgumentParser) -> None:
+    """The options worker-probe and worker-wait share."""
+    parser.add_argument("--run-manifest")
+    parser.add_argument("--worker", action="append", default=[])
+    parser.add_argument("--max-idle", type=seconds, default=None)
+    parser.add_argument("--launch-grace", type=seconds, default=None)
+    parser.add_argument("--json", action="store_true")
+
+
+def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
+    parser = cli.parser(PROG, doc)
+    add_selection(parser)
+
+    def body() -> int:
+        args = parser.parse_args(argv)
+        from okstra.team import liveness
+
+        workers = [check_worker_id(w, "--worker") for w in args.worker]
+        selection = liveness.select_run(args.run_manifest, workers, newest_only=False)
+        healths = liveness.probe(
+            selection,
+            max_idle=args.max_idle or liveness.DEFAULT_MAX_IDLE,
+            launch_grace=args.launch_grace or liveness.DEFAULT_LAUNCH_GRACE,
+        )
+        healthy = all(h.healthy for h in healths)
+        if args.json:
+            cli.emit_json({"runId": selection.layout.run_id, "healthy": healthy, "workers": [h.to_dict() for h in healths]})
+        else:
+            for h in healths:
+                word = "healthy" if h.healthy else "UNHEALTHY"
+                sys.stdout.write(f"{h.worker_id} attempt {h.attempt}: {word}: {h.reason}\n")
+            if not healths:
+                sys.stdout.write("no dispatch selected (none in flight)\n")
+        return cli.EXIT_OK if healthy else cli.EXIT_NO
+
+    return cli.run(PROG, body)

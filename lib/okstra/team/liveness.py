@@ -1,0 +1,439 @@
+"""Is a worker alive, done or dead? `assess` one dispatch; `probe` and `wait` a selection (SPEC §5).
+
+Unhealthy means one of:
+- no liveness artifact within the launch grace,
+- the artifact idle longer than the max idle time,
+- the process gone (pid dead, a zombie, or the pid reused by another process:
+  the recorded start time differs) while the record is not terminal,
+- a terminal status other than `completed`, or `completed` without a result.
+
+**Every grace counts from the dispatch's own clock** — `startedAt`, or for a
+pending dispatch `dispatchedAt` — never from an artifact's modification time
+alone: an artifact older than that clock belongs to an earlier attempt and
+is ignored, so a re-dispatched worker that inherits old files is not stale.
+
+`wait` sleeps on inotify (through ctypes: libc `inotify_init1` /
+`inotify_add_watch` on the team-state and result folders), so a landed result
+is noticed within milliseconds; it re-assesses once a second for idle and dead
+workers, and falls back to a short stat poll where inotify is unavailable.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import ctypes.util
+import os
+import select
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from okstra.core import paths
+from okstra.core.errors import InputError, RefusedError
+from okstra.model import active_run, run_manifest, team_state
+from okstra.model.dispatch import COMPLETED, IN_PROGRESS, PENDING, Dispatch
+from okstra.run.layout import OKSTRA_DIR, RunLayout
+
+DEFAULT_MAX_IDLE = 120.0
+DEFAULT_LAUNCH_GRACE = 30.0
+DEFAULT_TIMEOUT = 1800.0
+REASSESS_EVERY = 1.0  # seconds between re-assessments while inotify is quiet
+FALLBACK_POLL = 0.05  # seconds between stat polls without inotify
+CLOCK_SLACK = 1.0  # an artifact this much older than the clock still counts (coarse mtimes)
+
+
+# -- processes ----------------------------------------------------------------
+
+
+def _stat_fields(pid: int) -> list[str] | None:
+    try:
+        with open(f"/proc/{int(pid)}/stat", "rb") as handle:
+            raw = handle.read().decode("ascii", "replace")
+    except (OSError, ValueError):
+        return None
+    # Field 2 (comm) may hold spaces and parentheses: split after the last ')'.
+    return raw[raw.rfind(")") + 2 :].split()
+
+
+def process_start_time(pid: int) -> str | None:
+    """The process start time (clock ticks since boot, /proc/<pid>/stat field 22), or None."""
+    fields = _stat_fields(pid)
+    return fields[19] if fields and len(fields) > 19 else None
+
+
+def process_matches(pid: int, start_time: str | None) -> bool:
+    """True while `pid` runs (not a zombie) and, when `start_time` is known, is the same process."""
+    fields = _stat_fields(pid)
+    if fields is None:
+        if not Path("/proc/self/stat").exists():  # no procfs: ask the kernel directly
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                return False
+            except PermissionError:
+                return True
+            return True
+        return False
+    if fields[0] in ("Z", "X"):
+        return False
+    return start_time is None or (len(fields) > 19 and fields[19] == str(start_time))
+
+
+# -- one dispatch ---------------------------------------------------------------
+
+
+def _parse_time(value: str | None) -> float | None:
+    if not value:
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 3)
+
+
+@dataclass(frozen=True)
+class Health:
+    """The verdict on one dispatch, with the evidence it rests on."""
+
+    worker_id: str
+    attempt: int
+    status: str
+    healthy: bool
+    done: bool  # terminal completed and the recorded result file holds the answer
+    reason: str
+    started_at: str | None = None
+    clock: str | None = None  # which record field the graces count from
+    seconds_since_clock: float | None = None
+    liveness_artifact: str | None = None
+    heartbeat_age: float | None = None  # seconds since the artifact changed (only if newer than the clock)
+    pid: int | None = None
+    pid_alive: bool | None = None
+    exit_code: int | None = None
+    result_path: str | None = None
+    result_size: int | None = None
+    result_mtime: str | None = None
+    record_reason: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "workerId": self.worker_id,
+            "attempt": self.attempt,
+            "status": self.status,
+            "healthy": self.healthy,
+            "done": self.done,
+            "reason": self.reason,
+            "evidence": {
+                "startedAt": self.started_at,
+                "clock": self.clock,
+                "secondsSinceClock": self.seconds_since_clock,
+                "livenessArtifact": self.liveness_artifact,
+                "heartbeatAge": self.heartbeat_age,
+                "pid": self.pid,
+                "pidAlive": self.pid_alive,
+                "exitCode": self.exit_code,
+                "resultPath": self.result_path,
+                "resultSize": self.result_size,
+                "resultMtime": self.result_mtime,
+                "recordReason": self.record_reason,
+            },
+        }
+
+
+def _stat(path: Path | None) -> os.stat_result | None:
+    if path is None:
+        return None
+    try:
+        return os.stat(path)
+    except OSError:
+        return None
+
+
+def _inside(layout: RunLayout, value: str | None) -> Path | None:
+    if not value:
+        return None
+    try:
+        return paths.resolve_inside(layout.project_root, value, source="dispatch record")
+    except InputError:
+        return None
+
+
+def assess(dispatch: Dispatch, layout: RunLayout, now: float, max_idle: float, launch_grace: float) -> Health:
+    """Judge one dispatch at wall-clock time `now` (seconds since the epoch)."""
+    d = dispatch
+    result = _inside(layout, d.result_path)
+    rstat = _stat(result) if result is not None else None
+    artifact_rel = d.liveness_artifact or d.log_path
+    astat = _stat(_inside(layout, artifact_rel))
+    clock_name, clock_value = ("startedAt", d.started_at) if d.started_at else ("dispatchedAt", d.dispatched_at)
+    clock = _parse_time(clock_value)
+    fresh_mtime = astat.st_mtime if astat is not None and (clock is None or astat.st_mtime >= clock - CLOCK_SLACK) else None
+    alive = process_matches(d.pid, d.pid_start_time) if d.pid else None
+    base = dict(
+        worker_id=d.worker_id, attempt=d.attempt, status=d.status, started_at=d.started_at,
+        clock=clock_name if clock is not None else None,
+        seconds_since_clock=_round(now - clock) if clock is not None else None,
+        liveness_artifact=artifact_rel, heartbeat_age=_round(now - fresh_mtime) if fresh_mtime is not None else None,
+        pid=d.pid, pid_alive=alive, exit_code=d.exit_code, result_path=d.result_path,
+        result_size=rstat.st_size if rstat else None,
+        result_mtime=datetime.fromtimestamp(rstat.st_mtime).astimezone().isoformat(timespec="seconds") if rstat else None,
+        record_reason=d.reason,
+    )
+
+    def verdict(healthy: bool, reason: str, done: bool = False) -> Health:
+        return Health(healthy=healthy, done=done, reason=reason, **base)
+
+    if d.status == COMPLETED:
+        if d.result_path is None:
+            return verdict(False, "completed, but the record names no result path")
+        if rstat is None or rstat.st_size == 0:
+            return verdict(False, f"completed without a result at {d.result_path}")
+        return verdict(True, "completed", done=True)
+    if d.terminal:
+        why = f": {d.reason}" if d.reason else ""
+        return verdict(False, f"ended {d.status}{why}")
+    if d.status not in (PENDING, IN_PROGRESS):
+        return verdict(False, f"unknown status {d.status}")
+    if alive is False:
+        what = "reused by another process" if _stat_fields(d.pid or 0) else "gone"
+        return verdict(False, f"process {d.pid} {what} without a terminal status")
+    if clock is None:
+        if d.status == PENDING:
+            return verdict(True, "pending, not dispatched yet")
+        return verdict(False, "in-progress without a startedAt")
+    since = now - clock
+    if fresh_mtime is None:
+        if since > launch_grace:
+            return verdict(False, f"no liveness artifact within the launch grace ({since:.0f} s since {clock_name}, grace {launch_grace:g} s)")
+        return verdict(True, f"{d.status}, launching ({since:.1f} s since {clock_name})")
+    idle = now - max(fresh_mtime, clock)
+    if idle > max_idle:
+        return verdict(False, f"liveness artifact idle for {idle:.0f} s (max idle {max_idle:g} s)")
+    return verdict(True, f"{d.status}, artifact {max(0.0, now - fresh_mtime):.1f} s old")
+
+
+# -- selections -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Selection:
+    layout: RunLayout
+    team_state_path: Path
+    workers: tuple[str, ...]  # empty: the default selection
+    newest_only: bool
+
+    def pick(self, state: team_state.TeamState) -> list[Dispatch]:
+        if self.workers:
+            return [state.find(w) for w in self.workers]
+        if self.newest_only:
+            return list(state.latest())
+        return [d for d in state.dispatches if not d.terminal]
+
+    def load(self) -> list[Dispatch]:
+        return self.pick(team_state.load(self.team_state_path))
+
+
+def select_run(manifest: str | None, workers: Sequence[str], *, newest_only: bool, cwd: Path | None = None) -> Selection:
+    """The run named by `--run-manifest`, else the active run of the project around `cwd`."""
+    if manifest is not None:
+        from okstra.team.worker_run import project_root_of
+
+        root = project_root_of(Path(manifest))
+        manifest_path = Path(manifest).resolve()
+    else:
+        root = paths.find_project_root(cwd)
+        active = active_run.load(root)
+        if active is None:
+            raise InputError(f"no active run in {root} ({OKSTRA_DIR}/active-run.json)", hint="pass --run-manifest PATH")
+        manifest_path = paths.resolve_inside(root, active.run_manifest_path, source="active-run.json runManifestPath")
+    loaded = run_manifest.load(manifest_path)
+    layout = RunLayout(root, loaded.run_id)
+    state_path = paths.resolve_inside(root, loaded.team_state_path, source=f"{manifest_path}: teamStatePath")
+    selection = Selection(layout, state_path, tuple(workers), newest_only)
+    selection.load()  # unknown workers and bad state files are refused now, with exit 2
+    return selection
+
+
+def probe(selection: Selection, *, max_idle: float, launch_grace: float, now: Callable[[], float] = time.time) -> list[Health]:
+    """Assess every selected dispatch; one that reads as dead is re-read once (it may have just finished)."""
+    found = [assess(d, selection.layout, now(), max_idle, launch_grace) for d in selection.load()]
+    if any(h.pid_alive is False and not h.healthy for h in found):
+        # worker-run records the terminal status before it exits: a dead pid with a
+        # non-terminal record read a moment ago may be a worker that just finished.
+        found = [assess(d, selection.layout, now(), max_idle, launch_grace) for d in selection.load()]
+    return found
+
+
+# -- waiting ------------------------------------------------------------------------
+
+IN_CLOSE_WRITE = 0x00000008
+IN_MOVED_TO = 0x00000080
+IN_CREATE = 0x00000100
+IN_DELETE = 0x00000200
+IN_NONBLOCK = os.O_NONBLOCK
+IN_CLOEXEC = os.O_CLOEXEC
+_MASK = IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE
+
+
+class Watcher:
+    """Wake on changes in a few folders: inotify when libc has it, else a short stat poll."""
+
+    def __init__(self, folders: Sequence[Path]) -> None:
+        self.folders = list(dict.fromkeys(Path(f) for f in folders))
+        self.fd: int | None = None
+        self._watched: set[Path] = set()
+        self._libc: Any = None
+        self._signature: tuple[Any, ...] = ()
+        try:
+            libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+            fd = libc.inotify_init1(IN_NONBLOCK | IN_CLOEXEC)
+            if fd >= 0:
+                self._libc, self.fd = libc, fd
+        except (OSError, AttributeError):
+            self.fd = None
+        self._add_missing()
+        self._signature = self._stat_signature()
+
+    @property
+    def uses_inotify(self) -> bool:
+        return self.fd is not None
+
+    def _add_missing(self) -> None:
+        if self.fd is None:
+            return
+        for folder in self.folders:
+            if folder not in self._watched and folder.is_dir():
+                if self._libc.inotify_add_watch(self.fd, os.fsencode(folder), _MASK) >= 0:
+                    self._watched.add(folder)
+
+    def _stat_signature(self) -> tuple[Any, ...]:
+        sig = []
+        for folder in self.folders:
+            st = _stat(folder)
+            sig.append((st.st_mtime_ns, st.st_ino) if st else None)
+        return tuple(sig)
+
+    def wait(self, timeout: float) -> bool:
+        """Block up to `timeout` seconds; True when something in the folders changed."""
+        if self.fd is not None:
+            ready, _, _ = select.select([self.fd], [], [], max(0.0, timeout))
+            changed = False
+            if ready:
+                with contextlib.suppress(BlockingIOError):
+                    while os.read(self.fd, 65536):
+                        changed = True
+            self._add_missing()
+            return changed
+        end = time.monotonic() + max(0.0, timeout)
+        while True:
+            sig = self._stat_signature()
+            if sig != self._signature:
+                self._signature = sig
+                return True
+            left = end - time.monotonic()
+            if left <= 0:
+                return False
+            time.sleep(min(FALLBACK_POLL, left))
+
+    def close(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+
+@dataclass
+class WaitOutcome:
+    code: int  # 0 all done, 1 some unhealthy, 3 timeout
+    healths: list[Health] = field(default_factory=list)
+    waited: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ok": self.code == 0,
+            "timedOut": self.code == 3,
+            "waitedSeconds": round(self.waited, 3),
+            "done": [h.worker_id for h in self.healths if h.done],
+            "pending": [h.worker_id for h in self.healths if h.healthy and not h.done],
+            "unhealthy": [h.worker_id for h in self.healths if not h.healthy],
+            "workers": [h.to_dict() for h in self.healths],
+        }
+
+
+def check_waitable(selection: Selection) -> list[Dispatch]:
+    """Refuse (exit 2) a dispatch with no recorded result path, or one outside the project."""
+    chosen = selection.load()
+    for d in chosen:
+        if not d.result_path:
+            raise RefusedError(
+                f"dispatch {d.worker_id!r} attempt {d.attempt} has no recorded resultPath",
+                hint="worker-wait never guesses a result file; re-dispatch it so the record names one",
+            )
+        paths.resolve_inside(selection.layout.project_root, d.result_path, source=f"{selection.team_state_path}: {d.worker_id} resultPath")
+    return chosen
+
+
+def wait(
+    selection: Selection,
+    *,
+    timeout: float,
+    max_idle: float,
+    launch_grace: float,
+    progress: Callable[[list[Health], float], None] | None = None,
+) -> WaitOutcome:
+    """Block until every selected worker is done (0), one is unhealthy (1) or `timeout` passes (3)."""
+    chosen = check_waitable(selection)
+    folders = [selection.team_state_path.parent, selection.layout.results_dir]
+    folders += [paths.resolve_inside(selection.layout.project_root, d.result_path, source="resultPath").parent for d in chosen if d.result_path]
+    watcher = Watcher(folders)
+    tick = REASSESS_EVERY if watcher.uses_inotify else FALLBACK_POLL
+    started = time.monotonic()
+    try:
+        while True:
+            healths = probe(selection, max_idle=max_idle, launch_grace=launch_grace)
+            waited = time.monotonic() - started
+            if progress is not None:
+                progress(healths, waited)
+            if any(not h.healthy for h in healths):
+                return WaitOutcome(1, healths, waited)
+            if all(h.done for h in healths):
+                return WaitOutcome(0, healths, waited)
+            left = timeout - waited
+            if left <= 0:
+                return WaitOutcome(3, healths, waited)
+            watcher.wait(min(tick, left))
+    finally:
+        watcher.close()
+
+
+class ProgressLine:
+    """One live line on a terminal's stderr, rewritten in place; silent elsewhere."""
+
+    def __init__(self, prog: str, stream: Any = None) -> None:
+        self.prog = prog
+        self.stream = stream or sys.stderr
+        self.enabled = bool(getattr(self.stream, "isatty", lambda: False)())
+        self._last = ""
+
+    def __call__(self, healths: list[Health], waited: float) -> None:
+        if not self.enabled:
+            return
+        done = sum(h.done for h in healths)
+        bad = sum(not h.healthy for h in healths)
+        line = f"{self.prog}: {done} done, {len(healths) - done - bad} pending, {bad} unhealthy, {waited:.0f} s"
+        if line != self._last:
+            self.stream.write("\r\x1b[2K" + line)
+            self.stream.flush()
+            self._last = line
+
+    def end(self) -> None:
+        if self.enabled and self._last:
+            self.stream.write("\r\x1b[2K")
+            self.stream.flush()

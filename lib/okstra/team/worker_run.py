@@ -1,0 +1,356 @@
+"""Run one dispatch: the provider CLI as a child, a heartbeat, the result, the record (SPEC §5).
+
+`run()` is what a pane or a background process executes for one dispatch
+attempt. It marks the record `in-progress` (startedAt, its own pid, pgid and
+process start time, livenessMode "heartbeat" + livenessArtifact), runs the
+provider command in its own process group with stdin from /dev/null and the
+project root as working directory, rewrites the heartbeat file every second
+while the child lives, tees the child's output to the dispatch log and to its
+own stdout, writes the answer atomically to the **recorded** result path,
+records token usage and the terminal status with exit code and reason.
+
+SIGTERM, SIGHUP and SIGINT are forwarded to the child's process group; after
+a short grace the group is killed, the record says `error` with
+"terminated by SIG…", and `run` returns 128 + the signal number.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import selectors
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import BinaryIO
+
+from okstra.core import cli, fsio, paths, proc
+from okstra.core.errors import InputError, OkstraError, RefusedError, StateError
+from okstra.model import run_manifest, team_state
+from okstra.model.dispatch import COMPLETED, ERROR, IN_PROGRESS, Dispatch
+from okstra.run.layout import OKSTRA_DIR, RunLayout
+from okstra.team import liveness, output
+
+PROG = "worker-run"
+HEARTBEAT_EVERY = 1.0  # seconds between heartbeat rewrites
+KILL_GRACE = 2.0  # seconds between forwarding a signal and SIGKILL
+DRAIN_GRACE = 2.0  # seconds to keep reading after the child exited (grandchildren holding the pipes)
+FORWARDED = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
+
+# The child's environment: the write-guard hook and the worker's own tools read these.
+ENV_RUN_ID = "OKSTRA_RUN_ID"
+ENV_WORKER_ID = "OKSTRA_WORKER_ID"
+ENV_WORKER_ROLE = "OKSTRA_WORKER_ROLE"
+ENV_PROJECT_ROOT = "OKSTRA_PROJECT_ROOT"
+ENV_RESULT_PATH = "OKSTRA_RESULT_PATH"
+ENV_EVIDENCE_DIR = "OKSTRA_EVIDENCE_DIR"
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def project_root_of(manifest_path: Path) -> Path:
+    """`<root>/.okstra/runs/<run-id>/run-manifest.json` -> `<root>`; anything else is refused."""
+    resolved = Path(manifest_path).resolve()
+    parts = resolved.parts
+    if len(parts) < 5 or parts[-4:-2] != (OKSTRA_DIR, "runs") or not resolved.is_file():
+        raise InputError(
+            f"--run-manifest: {str(manifest_path)!r} is not a run manifest at <project>/.okstra/runs/<run-id>/run-manifest.json",
+            hint="pass the run-manifest.json that render-bundle wrote",
+        )
+    return resolved.parents[3]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Everything decided before anything is written: refusals happen while building it."""
+
+    layout: RunLayout
+    team_state_path: Path
+    dispatch: Dispatch
+    argv: list[str]
+    output_format: str
+    result_path: Path
+    log_path: Path
+    heartbeat_path: Path
+    answer_scratch: Path
+    evidence_dir: Path
+
+
+def prepare(manifest_path: Path, worker_id: str, attempt: int | None = None) -> Plan:
+    """Read the run and the dispatch record, refuse what must not run, build the command."""
+    from okstra.run import catalog  # heavy (YAML, schema): only when a worker really runs
+
+    root = project_root_of(manifest_path)
+    manifest = run_manifest.load(Path(manifest_path).resolve())
+    layout = RunLayout(root, manifest.run_id)
+    if layout.manifest != Path(manifest_path).resolve():
+        raise StateError(f"{manifest_path}: runId {manifest.run_id!r} does not match its folder {Path(manifest_path).resolve().parent.name!r}")
+    state_path = paths.resolve_inside(root, manifest.team_state_path, source=f"{layout.manifest}: teamStatePath")
+    dispatch = team_state.load(state_path).find(worker_id, attempt)
+    where = f"dispatch {worker_id!r} attempt {dispatch.attempt}"
+    if dispatch.terminal:
+        raise RefusedError(f"{where} is already {dispatch.status}", hint="dispatch a new attempt to run it again")
+    if dispatch.status == IN_PROGRESS and dispatch.pid and liveness.process_matches(dispatch.pid, dispatch.pid_start_time):
+        raise RefusedError(f"{where} is already running as pid {dispatch.pid}")
+    if not dispatch.result_path:
+        raise RefusedError(f"{where} has no recorded resultPath", hint="re-dispatch it so the record names its result file")
+    result_path = paths.resolve_inside(root, dispatch.result_path, source=f"{state_path}: {where} resultPath")
+    if not dispatch.prompt_path:
+        raise RefusedError(f"{where} has no recorded promptPath")
+    prompt_path = paths.resolve_inside(root, dispatch.prompt_path, source=f"{state_path}: {where} promptPath")
+    log_path = (
+        paths.resolve_inside(root, dispatch.log_path, source=f"{state_path}: {where} logPath")
+        if dispatch.log_path
+        else layout.log_path(worker_id, dispatch.attempt)
+    )
+    prompt = fsio.read_text(prompt_path, what="prompt file")
+    provider = catalog.load(root).provider(dispatch.provider)
+    model = provider.model(dispatch.model_id)
+    scratch = layout.answer_scratch_path(worker_id, dispatch.attempt)
+    return Plan(
+        layout=layout,
+        team_state_path=state_path,
+        dispatch=dispatch,
+        argv=provider.argv(model, prompt, scratch, root),
+        output_format=provider.output_format,
+        result_path=result_path,
+        log_path=log_path,
+        heartbeat_path=layout.heartbeat_path(worker_id, dispatch.attempt),
+        answer_scratch=scratch,
+        evidence_dir=layout.evidence_dir(worker_id),
+    )
+
+
+def child_env(plan: Plan, base: dict[str, str] | None = None) -> dict[str, str]:
+    env = dict(os.environ if base is None else base)
+    env.update({
+        ENV_RUN_ID: plan.layout.run_id,
+        ENV_WORKER_ID: plan.dispatch.worker_id,
+        ENV_WORKER_ROLE: plan.dispatch.role,
+        ENV_PROJECT_ROOT: str(plan.layout.project_root),
+        ENV_RESULT_PATH: str(plan.result_path),
+        ENV_EVIDENCE_DIR: str(plan.evidence_dir),
+    })
+    return env
+
+
+def _shown(argv: list[str], limit: int = 60) -> str:
+    """The command line for the log, long values (the prompt) shortened."""
+    return shlex.join(a if len(a) <= limit else f"<{len(a)} chars>" for a in argv)
+
+
+class _Signals:
+    """Remember forwarded signals and wake the select loop through a pipe."""
+
+    def __init__(self) -> None:
+        self.received: int | None = None
+        self.read_fd, self.write_fd = os.pipe()
+        os.set_blocking(self.read_fd, False)
+        os.set_blocking(self.write_fd, False)
+        self._old: dict[int, object] = {}
+        self._old_wakeup = -1
+
+    def _handle(self, signum: int, _frame: object) -> None:
+        if self.received is None:
+            self.received = signum
+
+    def __enter__(self) -> _Signals:
+        for sig in FORWARDED:
+            self._old[sig] = signal.signal(sig, self._handle)
+        self._old_wakeup = signal.set_wakeup_fd(self.write_fd, warn_on_full_buffer=False)
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        signal.set_wakeup_fd(self._old_wakeup)
+        for sig, old in self._old.items():
+            signal.signal(sig, old)  # type: ignore[arg-type]
+        os.close(self.read_fd)
+        os.close(self.write_fd)
+
+
+@dataclass
+class _Captured:
+    stdout: bytearray
+    stderr: bytearray
+    returncode: int | None = None
+
+
+def _kill_group(pgid: int, sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+def _stop_child(child: subprocess.Popen[bytes], signum: int) -> int:
+    """Forward `signum` to the child's group, wait KILL_GRACE, then SIGKILL the group."""
+    _kill_group(child.pid, signum)
+    try:
+        child.wait(timeout=KILL_GRACE)
+    except subprocess.TimeoutExpired:
+        pass
+    _kill_group(child.pid, signal.SIGKILL)  # stragglers of the group too, even if the leader left
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        child.wait(timeout=KILL_GRACE)
+    return child.returncode if child.returncode is not None else -signal.SIGKILL
+
+
+def _beat(plan: Plan, child_pid: int | None, out_bytes: int) -> None:
+    fsio.write_json(plan.heartbeat_path, {
+        "workerId": plan.dispatch.worker_id, "attempt": plan.dispatch.attempt, "pid": os.getpid(),
+        "childPid": child_pid, "beatAt": now_iso(), "outputBytes": out_bytes,
+    })
+
+
+def _supervise(plan: Plan, signals: _Signals, echo: BinaryIO | None) -> _Captured:
+    """Run the child, tee its output, beat the heart; stop it when a signal arrives."""
+    captured = _Captured(bytearray(), bytearray())
+    plan.log_path.parent.mkdir(parents=True, exist_ok=True)
+    # The log is a stream, not a document: appended as output arrives (the atomic
+    # rule of fsio is for documents other processes read whole).
+    with open(plan.log_path, "ab", buffering=0) as log:
+        log.write(f"=== {now_iso()} worker-run pid {os.getpid()}: {_shown(plan.argv)}\n".encode())
+        if signals.received is not None:
+            return captured
+        child = proc.spawn(
+            plan.argv, cwd=plan.layout.project_root, env=child_env(plan),
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, new_session=True,
+        )
+        sel = selectors.DefaultSelector()
+        assert child.stdout is not None and child.stderr is not None
+        sel.register(child.stdout, selectors.EVENT_READ, captured.stdout)
+        sel.register(child.stderr, selectors.EVENT_READ, captured.stderr)
+        sel.register(signals.read_fd, selectors.EVENT_READ, None)
+        open_streams = 2
+        next_beat = time.monotonic() + HEARTBEAT_EVERY
+        exited_at: float | None = None
+        while open_streams:
+            if signals.received is not None:
+                break
+            now = time.monotonic()
+            if exited_at is None and child.poll() is not None:
+                exited_at = now
+            if exited_at is not None and now - exited_at > DRAIN_GRACE:
+                break  # something else holds the pipes open; the child itself is gone
+            if now >= next_beat:
+                _beat(plan, child.pid, len(captured.stdout) + len(captured.stderr))
+                next_beat = now + HEARTBEAT_EVERY
+            timeout = max(0.0, min(next_beat - now, 0.25 if exited_at is not None else HEARTBEAT_EVERY))
+            for key, _ in sel.select(timeout):
+                if key.data is None:
+                    with contextlib.suppress(BlockingIOError):
+                        os.read(signals.read_fd, 64)
+                    continue
+                chunk = os.read(key.fd, 65536)
+                if not chunk:
+                    sel.unregister(key.fileobj)
+                    open_streams -= 1
+                    continue
+                key.data.extend(chunk)
+                log.write(chunk)
+                if echo is not None:
+                    with contextlib.suppress(OSError, ValueError):
+                        echo.write(chunk)
+                        echo.flush()
+        sel.close()
+        if signals.received is not None:
+            captured.returncode = _stop_child(child, signals.received)
+        else:
+            try:
+                captured.returncode = child.wait(timeout=KILL_GRACE)
+            except subprocess.TimeoutExpired:
+                captured.returncode = _stop_child(child, signal.SIGTERM)
+            _kill_group(child.pid, signal.SIGKILL)  # leave no grandchild behind
+        child.stdout.close()
+        child.stderr.close()
+        log.write(f"=== {now_iso()} child exited {captured.returncode}\n".encode())
+    return captured
+
+
+def _exit_code(returncode: int) -> int:
+    return 128 - returncode if returncode < 0 else returncode
+
+
+def _set(plan: Plan, change: Callable[[Dispatch], Dispatch]) -> Dispatch:
+    return team_state.update_dispatch(plan.team_state_path, plan.dispatch.worker_id, plan.dispatch.attempt, change)
+
+
+def _mark_started(plan: Plan) -> Dispatch:
+    me = os.getpid()
+
+    def start(d: Dispatch) -> Dispatch:
+        if d.terminal:  # another process finished it between our read and this lock
+            raise RefusedError(f"dispatch {d.worker_id!r} attempt {d.attempt} is already {d.status}")
+        return d.evolve(
+            status=IN_PROGRESS, started_at=now_iso(), pid=me, pgid=os.getpgid(0),
+            pid_start_time=liveness.process_start_time(me), liveness_mode="heartbeat",
+            liveness_artifact=plan.layout.relative(plan.heartbeat_path), log_path=plan.layout.relative(plan.log_path),
+            finished_at=None, exit_code=None, reason=None, usage=None,
+        )
+
+    return _set(plan, start)
+
+
+def run(manifest_path: Path, worker_id: str, attempt: int | None = None, *, echo: BinaryIO | None = None) -> int:
+    """Run one dispatch to its terminal status. Returns 0 completed, 1 error, 128+N on signal N."""
+    plan = prepare(manifest_path, worker_id, attempt)
+    with _Signals() as signals:
+        _mark_started(plan)
+        _beat(plan, None, 0)
+        with contextlib.suppress(FileNotFoundError):
+            plan.answer_scratch.unlink()
+        plan.evidence_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            captured = _supervise(plan, signals, echo)
+        except OkstraError as exc:  # e.g. the provider binary is not installed
+            _finish(plan, ERROR, reason=exc.message, exit_code=None)
+            raise
+        if signals.received is not None:
+            name = signal.Signals(signals.received).name
+            _finish(plan, ERROR, reason=f"terminated by {name}",
+                    exit_code=_exit_code(captured.returncode) if captured.returncode is not None else None)
+            cli.say(PROG, f"{worker_id}: terminated by {name}")
+            return 128 + signals.received
+        return _conclude(plan, captured)
+
+
+def _conclude(plan: Plan, captured: _Captured) -> int:
+    code = _exit_code(captured.returncode if captured.returncode is not None else -signal.SIGKILL)
+    stdout = captured.stdout.decode("utf-8", "backslashreplace")
+    stderr = captured.stderr.decode("utf-8", "backslashreplace")
+    scratch = None
+    if plan.answer_scratch.exists():
+        with contextlib.suppress(OSError, UnicodeDecodeError):
+            scratch = plan.answer_scratch.read_text(encoding="utf-8")
+    verdict = output.judge(output.parse(plan.output_format, stdout, stderr, code, scratch), code, stderr)
+    if verdict.completed and verdict.answer is not None:
+        text = verdict.answer if verdict.answer.endswith("\n") else verdict.answer + "\n"
+        fsio.atomic_write(plan.result_path, text)  # the result lands before the record says completed
+        _finish(plan, COMPLETED, reason=None, exit_code=code, usage=verdict.usage)
+        cli.say(PROG, f"{plan.dispatch.worker_id}: completed -> {plan.layout.relative(plan.result_path)}")
+        return cli.EXIT_OK
+    _finish(plan, ERROR, reason=verdict.reason, exit_code=code, usage=verdict.usage)
+    cli.say(PROG, f"{plan.dispatch.worker_id}: error: {verdict.reason}")
+    return cli.EXIT_NO
+
+
+def _finish(plan: Plan, status: str, *, reason: str | None, exit_code: int | None, usage: object = None) -> None:
+    finished = now_iso()
+
+    def done(d: Dispatch) -> Dispatch:
+        if d.terminal:  # reclaimed or torn down meanwhile: their word stands
+            return d
+        return d.evolve(status=status, finished_at=finished, exit_code=exit_code, reason=reason, usage=usage)
+
+    _set(plan, done)
+
+
+def main_echo() -> BinaryIO | None:
+    """Our own stdout as bytes, so a pane shows the child's output as it arrives."""
+    return getattr(sys.stdout, "buffer", None)
