@@ -415,10 +415,15 @@ def _read_fields(lines: _Lines, names: tuple[str, ...], where: str) -> tuple[dic
     return values, numbers
 
 
-def _build(lines: _Lines, lineno: int, make: Any, *args: Any) -> Any:
+def _build(lines: _Lines, lineno: int, numbers: dict[str, int], make: Any, *args: Any) -> Any:
+    """Build a record; its refusal names the line of the field it is about (else `lineno`)."""
     try:
         return make(*args)
     except InputError as exc:
+        labels = exc.message.split(": ")[:2]
+        for name, number in numbers.items():
+            if any(label.endswith(name) or label.endswith(name.replace("-", " ")) for label in labels):
+                lineno = number
         raise lines.error(lineno, exc.message) from None
     except TypeError as exc:
         raise lines.error(lineno, f"a value has the wrong type: {exc}") from None
@@ -435,7 +440,7 @@ def parse(text: str, source: str) -> Responses:
     if fmt != FORMAT_LINE:
         raise lines.error(lineno, f"expected the format line {FORMAT_LINE!r}")
     values, numbers = _read_fields(lines, _META_FIELDS, "the header")
-    meta = _build(lines, numbers["task-key"], SidecarMeta, *(values[name] for name in _META_FIELDS))
+    meta = _build(lines, numbers["task-key"], numbers, SidecarMeta, *(values[name] for name in _META_FIELDS))
     if title != meta.title:
         raise lines.error(title_line, f"the title does not match the header: expected {meta.title!r}")
     lineno, heading = lines.take(f"'## {ANSWERS}'")
@@ -451,8 +456,8 @@ def parse(text: str, source: str) -> Responses:
         if qid in seen:
             raise lines.error(lineno, f"question {qid} is answered twice")
         seen.add(qid)
-        fields, _ = _read_fields(lines, _ANSWER_FIELDS, f"question {qid}")
-        answers.append(_build(lines, lineno, Answer, qid, fields["question"], fields["answer"]))
+        fields, numbers = _read_fields(lines, _ANSWER_FIELDS, f"question {qid}")
+        answers.append(_build(lines, lineno, numbers, Answer, qid, fields["question"], fields["answer"]))
     blocks: dict[str, Any] = {}
     order = list(BLOCKS)
     while (item := lines.peek()) is not None:
@@ -463,8 +468,8 @@ def parse(text: str, source: str) -> Responses:
         if name in blocks or name not in order:
             raise lines.error(lineno, f"'## {name}' appears twice or out of order (order: {', '.join(BLOCKS)})")
         del order[: order.index(name) + 1]
-        fields, _ = _read_fields(lines, _BLOCK_FIELDS[name], f"'## {name}'")
-        blocks[name] = _build(lines, lineno, _make_block, name, fields)
+        fields, numbers = _read_fields(lines, _BLOCK_FIELDS[name], f"'## {name}'")
+        blocks[name] = _build(lines, lineno, numbers, _make_block, name, fields)
     return Responses(
         meta,
         tuple(answers),
