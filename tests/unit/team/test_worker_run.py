@@ -1,0 +1,286 @@
+"""worker-run with real processes: fake provider CLIs, signals, refusals, hostile values."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import BIN, tree_snapshot
+from fixtures.runs import add_attempt, fakes_env, make_run, set_dispatch
+from okstra.model import team_state
+from okstra.team import liveness
+
+
+def worker_run(layout, worker, *args, env=None, timeout=60):
+    return subprocess.run(
+        [sys.executable, str(BIN / "worker-run"), "--run-manifest", str(layout.manifest), "--worker", worker, *args],
+        capture_output=True, text=True, env=env or fakes_env(), timeout=timeout,
+    )
+
+
+def start_worker_run(layout, worker, env):
+    return subprocess.Popen(
+        [sys.executable, str(BIN / "worker-run"), "--run-manifest", str(layout.manifest), "--worker", worker],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env,
+    )
+
+
+def record(layout, worker, attempt=None):
+    return team_state.load(layout.team_state).find(worker, attempt)
+
+
+def wait_for(predicate, timeout=15.0):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.02)
+    raise AssertionError("condition not reached in time")
+
+
+def child_pid_of(layout, worker):
+    def read():
+        try:
+            beat = json.loads(layout.heartbeat_path(worker).read_text())
+        except (OSError, ValueError):
+            return None
+        return beat.get("childPid")
+
+    return wait_for(read)
+
+
+def group_members(pgid):
+    members = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            fields = liveness._stat_fields(int(entry.name))
+            if fields and len(fields) > 2 and fields[2] == str(pgid) and fields[0] not in ("Z", "X"):
+                members.append(int(entry.name))
+    return members
+
+
+@pytest.mark.parametrize("provider", ["claude", "codex", "antigravity", "grok", "kimi"])
+def test_a_fake_worker_completes_with_result_usage_and_record(project, provider):
+    layout, _ = make_run(project, [provider])
+    worker = f"{provider}-analyst"
+    done = worker_run(layout, worker)
+    assert done.returncode == 0, done.stderr
+    d = record(layout, worker)
+    assert d.status == "completed" and d.exit_code == 0 and d.reason is None
+    assert d.started_at and d.finished_at and d.pid and d.pgid and d.pid_start_time
+    assert d.liveness_mode == "heartbeat" and d.liveness_artifact == layout.relative(layout.heartbeat_path(worker))
+    result = (project / d.result_path).read_text()
+    assert "# Findings (analysis)" in result and result.endswith("\n")
+    if provider in ("grok", "kimi"):
+        assert d.usage is None
+    else:
+        assert d.usage.input_tokens > 0 and d.usage.output_tokens > 0
+    assert (d.usage.cost_usd is not None) == (provider == "claude") if d.usage else True
+    log = layout.log_path(worker).read_text()
+    assert "worker-run pid" in log and "child exited 0" in log
+    assert "Findings" in done.stdout  # the child's output is teed to worker-run's stdout
+    assert not list(layout.results_dir.glob(".*.tmp"))
+
+
+def test_the_provider_gets_its_environment_cwd_and_the_prompt_as_one_argument(tmp_path, monkeypatch):
+    root = tmp_path / "my project; $(touch pwned) 'q' \"d\""
+    root.mkdir()
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    monkeypatch.chdir(root)
+    layout, _ = make_run(root.resolve(), ["claude"])
+    hostile = '**Task Type:** `analysis`\n; $(touch pwned2) `touch pwned3` "quoted" \'single\' && rm -rf /nonexistent'
+    layout.prompt_path("claude-analyst").write_text(hostile)
+    log = tmp_path / "argv.jsonl"
+    done = worker_run(layout, "claude-analyst", env=fakes_env(OKSTRA_FAKE_ARGV_LOG=str(log)))
+    assert done.returncode == 0, done.stderr
+    call = json.loads(log.read_text())
+    assert call["argv"][call["argv"].index("-p") + 1] == hostile
+    assert call["argv"][call["argv"].index("--model") + 1] == "claude-sonnet-4-5"
+    assert Path(call["cwd"]) == root.resolve()
+    env = call["env"]
+    assert env["OKSTRA_RUN_ID"] == layout.run_id and env["OKSTRA_WORKER_ID"] == "claude-analyst"
+    assert env["OKSTRA_WORKER_ROLE"] == "analyst" and Path(env["OKSTRA_PROJECT_ROOT"]) == root.resolve()
+    assert env["OKSTRA_RESULT_PATH"] == str(layout.result_path("claude-analyst")) and Path(env["OKSTRA_RESULT_PATH"]).is_absolute()
+    assert env["OKSTRA_EVIDENCE_DIR"] == str(layout.evidence_dir("claude-analyst"))
+    assert not any(p.name.startswith("pwned") for p in [*root.rglob("*"), *tmp_path.iterdir()])
+
+
+def test_a_crash_is_an_error_with_exit_code_and_last_stderr_line(project):
+    layout, _ = make_run(project, ["grok"])
+    done = worker_run(layout, "grok-analyst", env=fakes_env(OKSTRA_FAKE_MODE="crash"))
+    assert done.returncode == 1
+    d = record(layout, "grok-analyst")
+    assert d.status == "error" and d.exit_code == 3
+    assert d.reason == "provider exited 3: Error: fake grok crashed on purpose (OKSTRA_FAKE_MODE=crash)"
+    assert not layout.result_path("grok-analyst").exists()
+
+
+@pytest.mark.parametrize("provider", ["claude", "codex", "antigravity", "kimi"])
+def test_a_usage_limit_reads_rate_limited(project, provider):
+    layout, _ = make_run(project, [provider])
+    done = worker_run(layout, f"{provider}-analyst", env=fakes_env(OKSTRA_FAKE_MODE="rate-limit"))
+    assert done.returncode == 1
+    d = record(layout, f"{provider}-analyst")
+    assert (d.status, d.reason, d.exit_code) == ("error", "rate-limited", 1)
+    assert not layout.result_path(f"{provider}-analyst").exists()
+
+
+def test_a_per_provider_mode_overrides_the_global_one(project):
+    layout, _ = make_run(project, ["claude", "codex"])
+    env = fakes_env(OKSTRA_FAKE_MODE="crash", OKSTRA_FAKE_MODE_CODEX="ok")
+    assert worker_run(layout, "codex-analyst", env=env).returncode == 0
+    assert worker_run(layout, "claude-analyst", env=env).returncode == 1
+
+
+def test_garbage_output_is_no_answer(project):
+    layout, _ = make_run(project, ["antigravity"])
+    assert worker_run(layout, "antigravity-analyst", env=fakes_env(OKSTRA_FAKE_MODE="garbage")).returncode == 1
+    d = record(layout, "antigravity-analyst")
+    assert (d.status, d.reason, d.exit_code) == ("error", "no answer in output", 0)
+
+
+def test_a_fast_worker_still_records_its_exit_status(project, tmp_path):
+    fast = tmp_path / "fastbin"
+    fast.mkdir()
+    script = fast / "grok"
+    script.write_text('#!/bin/sh\nprintf \'{"text":"fast answer","stopReason":"EndTurn"}\\n\'\nexit 0\n')
+    script.chmod(0o755)
+    failing = tmp_path / "failbin"
+    failing.mkdir()
+    (failing / "kimi").write_text("#!/bin/sh\necho 'kimi: bad key' >&2\nexit 7\n")
+    (failing / "kimi").chmod(0o755)
+    layout, _ = make_run(project, ["grok", "kimi"])
+    t0 = time.monotonic()
+    subprocess.run([str(script)], check=True, capture_output=True)
+    assert time.monotonic() - t0 < 0.05
+    env = dict(os.environ, PATH=f"{fast}{os.pathsep}{failing}{os.pathsep}{os.environ['PATH']}")
+    assert worker_run(layout, "grok-analyst", env=env).returncode == 0
+    assert record(layout, "grok-analyst").status == "completed"
+    assert layout.result_path("grok-analyst").read_text() == "fast answer\n"
+    assert worker_run(layout, "kimi-analyst", env=env).returncode == 1
+    d = record(layout, "kimi-analyst")
+    assert (d.status, d.exit_code, d.reason) == ("error", 7, "provider exited 7: kimi: bad key")
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+def test_a_signal_kills_the_child_group_and_records_error(project, signum):
+    layout, _ = make_run(project, ["codex"])
+    proc = start_worker_run(layout, "codex-analyst", fakes_env(OKSTRA_FAKE_MODE="hang"))
+    try:
+        child = child_pid_of(layout, "codex-analyst")
+        assert group_members(child), "the provider runs in its own process group"
+        assert record(layout, "codex-analyst").status == "in-progress"
+        proc.send_signal(signum)
+        assert proc.wait(timeout=10) == 128 + signum
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    d = record(layout, "codex-analyst")
+    assert d.status == "error" and d.reason == f"terminated by {signal.Signals(signum).name}"
+    assert d.finished_at
+    with pytest.raises(ProcessLookupError):
+        os.kill(child, 0)
+    assert group_members(child) == []
+    assert "terminated by" in proc.stderr.read().decode()
+
+
+def test_sigterm_before_the_child_answers_a_slow_provider_too(project):
+    layout, _ = make_run(project, ["claude"])
+    proc = start_worker_run(layout, "claude-analyst", fakes_env(OKSTRA_FAKE_MODE="slow", OKSTRA_FAKE_DELAY="30"))
+    child = child_pid_of(layout, "claude-analyst")
+    t0 = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=10) == 143
+    assert time.monotonic() - t0 < 3
+    assert group_members(child) == []
+
+
+def test_the_heartbeat_is_rewritten_while_the_child_lives(project):
+    layout, _ = make_run(project, ["kimi"])
+    proc = start_worker_run(layout, "kimi-analyst", fakes_env(OKSTRA_FAKE_MODE="slow", OKSTRA_FAKE_DELAY="2.6"))
+    try:
+        child_pid_of(layout, "kimi-analyst")
+        first = layout.heartbeat_path("kimi-analyst").stat().st_mtime_ns
+        time.sleep(1.3)
+        assert layout.heartbeat_path("kimi-analyst").stat().st_mtime_ns > first
+        assert proc.wait(timeout=20) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert record(layout, "kimi-analyst").status == "completed"
+
+
+def test_a_terminal_dispatch_refuses_to_run_again_and_changes_nothing(project):
+    layout, _ = make_run(project, ["claude"])
+    set_dispatch(layout, "claude-analyst", status="completed")
+    before = tree_snapshot(project / ".okstra")
+    done = worker_run(layout, "claude-analyst")
+    assert done.returncode == 2
+    assert "already completed" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert tree_snapshot(project / ".okstra") == before
+
+
+@pytest.mark.parametrize("bad", ["../outside.md", "/etc/passwd-result.md", ".okstra/../../x.md"])
+def test_a_result_path_outside_the_project_is_refused(project, bad):
+    layout, _ = make_run(project, ["claude"])
+    set_dispatch(layout, "claude-analyst", result_path=bad)
+    before = tree_snapshot(project / ".okstra")
+    done = worker_run(layout, "claude-analyst")
+    assert done.returncode == 2 and "outside the project" in done.stderr
+    assert tree_snapshot(project / ".okstra") == before
+    assert not (project.parent / "outside.md").exists()
+
+
+def test_a_dispatch_without_a_recorded_result_path_is_refused(project):
+    layout, _ = make_run(project, ["claude"])
+    set_dispatch(layout, "claude-analyst", result_path=None)
+    done = worker_run(layout, "claude-analyst")
+    assert done.returncode == 2 and "no recorded resultPath" in done.stderr
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--worker", "Bad;id"], "is not a worker id"),
+    (["--worker", "nobody"], "no dispatch for worker 'nobody'"),
+    (["--worker", "claude-analyst", "--attempt", "0"], "--attempt"),
+])
+def test_bad_arguments_exit_2_with_one_line(project, args, message):
+    layout, _ = make_run(project, ["claude"])
+    done = subprocess.run([sys.executable, str(BIN / "worker-run"), "--run-manifest", str(layout.manifest), *args],
+                          capture_output=True, text=True, timeout=30)
+    assert done.returncode == 2 and message in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_a_manifest_outside_a_run_folder_is_refused(project, tmp_path):
+    stray = tmp_path / "run-manifest.json"
+    stray.write_text("{}")
+    done = subprocess.run([sys.executable, str(BIN / "worker-run"), "--run-manifest", str(stray), "--worker", "x"],
+                          capture_output=True, text=True, timeout=30)
+    assert done.returncode == 2 and "is not a run manifest" in done.stderr
+
+
+def test_a_missing_provider_binary_records_error_and_exits_2(project, tmp_path):
+    layout, _ = make_run(project, ["grok"])
+    env = dict(os.environ, PATH=str(Path(sys.executable).parent))
+    done = worker_run(layout, "grok-analyst", env=env)
+    assert done.returncode == 2 and "not found" in done.stderr
+    d = record(layout, "grok-analyst")
+    assert d.status == "error" and "not found" in d.reason
+
+
+def test_attempt_2_runs_with_its_own_paths(project):
+    layout, _ = make_run(project, ["claude"])
+    assert worker_run(layout, "claude-analyst", env=fakes_env(OKSTRA_FAKE_MODE="crash")).returncode == 1
+    add_attempt(layout, "claude-analyst")
+    assert worker_run(layout, "claude-analyst").returncode == 0
+    assert record(layout, "claude-analyst", 1).status == "error"
+    second = record(layout, "claude-analyst", 2)
+    assert second.status == "completed" and second.result_path.endswith("claude-analyst.attempt-2.md")
+    assert layout.heartbeat_path("claude-analyst", 2).exists()
