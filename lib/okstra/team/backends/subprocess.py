@@ -2,7 +2,9 @@
 
 A worker runs in its own session and process group (so teardown can signal
 the whole group and a closed terminal does not take it down), with stdin
-from /dev/null and its output appended to the dispatch log. There is nothing
+from /dev/null. `worker-run` writes the provider's output to the dispatch log
+itself and echoes it on stdout for a pane; here stdout goes to /dev/null (no
+doubled log) and stderr, its own messages, is appended to the dispatch log. There is nothing
 to close: the pane count is 0 and that is fine.
 """
 
@@ -29,8 +31,8 @@ class SubprocessBackend(Backend):
         env = {**os.environ, **self.env}
         for spec in specs:
             spec.log_path.parent.mkdir(parents=True, exist_ok=True)
-            with open(spec.log_path, "ab") as log:  # the child's output stream, appended
-                child = proc.spawn(spec.argv, cwd=spec.cwd, env=env, stdout=log, stderr=log, new_session=True)
+            with open(os.devnull, "wb") as null, open(spec.log_path, "ab") as log:  # a stream, appended
+                child = proc.spawn(spec.argv, cwd=spec.cwd, env=env, stdout=null, stderr=log, new_session=True)
             launched.append(Launched(spec, None, child.pid))
         return launched
 

@@ -1,0 +1,43 @@
+"""`team-teardown`: argument handling; the work is okstra.team.lifecycle.teardown."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from okstra.core import cli
+from okstra.core.errors import UsageError
+
+PROG = "team-teardown"
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value <= 600:
+        raise UsageError(f"--grace {text!r} is not a number of seconds between 0 and 600")
+    return value
+
+
+def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
+    parser = cli.parser(PROG, doc)
+    parser.add_argument("--run-manifest", metavar="PATH")
+    parser.add_argument("--grace", type=_seconds, default=None, metavar="SECONDS")
+    parser.add_argument("--dry-run", action="store_true")
+    parser.add_argument("--json", action="store_true")
+
+    def body() -> int:
+        args = parser.parse_args(argv)
+        from okstra.commands.team_reclaim import report
+        from okstra.team import context, lifecycle
+
+        grace = lifecycle.DEFAULT_GRACE if args.grace is None else args.grace
+        outcome = lifecycle.teardown(context.open_run(args.run_manifest), dry_run=args.dry_run, grace=grace)
+        report(PROG, outcome, args.json)
+        if outcome.survivors:
+            cli.say(PROG, f"processes still running after SIGKILL: {' '.join(map(str, outcome.survivors))}")
+            return cli.EXIT_NO
+        return cli.EXIT_OK
+
+    return cli.run(PROG, body)

@@ -1,0 +1,223 @@
+"""Launch a round of pending dispatches (SPEC §6): prompt check first, then the backend.
+
+`dispatch()` picks the pending dispatches (the newest attempt of each worker,
+optionally one round or some workers), checks every prompt against the
+prompt contract and refuses the whole round when any prompt fails, launches
+`worker-run` for each through the run's backend in one batch, records the
+pane ids (and `dispatchedAt`, the launch grace's clock) under the team-state
+lock, and returns at once. It never waits for a worker.
+
+A re-dispatch of a worker whose newest attempt is terminal adds attempt N+1
+with fresh prompt, result, log and heartbeat paths from the run layout (the
+prompt is copied to the new prompt path); the old attempt's files are never
+reused, so a stale result can never be read as the new one.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from okstra.core import cli, fsio
+from okstra.core.errors import ProblemsFound, RefusedError
+from okstra.model import team_state
+from okstra.model.dispatch import PENDING, Dispatch
+from okstra.model.team_state import TeamState
+from okstra.team import liveness
+from okstra.team.backends.base import Launched, LaunchSpec, PartialLaunch
+from okstra.team.context import Run
+
+WORKER_RUN = "worker-run"
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@dataclass(frozen=True)
+class Dispatched:
+    worker_id: str
+    attempt: int
+    pane_id: str | None
+    pid: int | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"workerId": self.worker_id, "attempt": self.attempt, "paneId": self.pane_id, "pid": self.pid}
+
+
+@dataclass
+class Outcome:
+    run_id: str
+    backend: str
+    dispatched: list[Dispatched] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "runId": self.run_id,
+            "backend": self.backend,
+            "dispatched": [d.to_dict() for d in self.dispatched],
+            "panes": sum(1 for d in self.dispatched if d.pane_id),
+        }
+
+
+def worker_argv(run: Run, worker_id: str, attempt: int) -> tuple[str, ...]:
+    """What a pane or background process runs for one dispatch (the interpreter running us)."""
+    door = cli.BIN_DIR / WORKER_RUN
+    return (sys.executable, str(door), "--run-manifest", str(run.manifest_path), "--worker", worker_id, "--attempt", str(attempt))
+
+
+def title_of(d: Dispatch) -> str:
+    attempt = f" #{d.attempt}" if d.attempt > 1 else ""
+    return f"okstra {d.worker_id}{attempt} {d.role} {d.provider}/{d.model_id}"
+
+
+def select(state: TeamState, *, round_name: str | None, workers: Sequence[str]) -> list[Dispatch]:
+    """The newest attempt of each chosen worker, when it is pending."""
+    latest = state.latest()
+    if workers:
+        chosen = [state.find(w) for w in dict.fromkeys(workers)]
+        not_pending = [f"{d.worker_id} (attempt {d.attempt} is {d.status})" for d in chosen if d.status != PENDING]
+        if not_pending:
+            raise RefusedError(
+                f"nothing pending to dispatch for {', '.join(not_pending)}",
+                hint="use --redispatch WORKER for a worker whose newest attempt is terminal",
+            )
+    else:
+        chosen = [d for d in latest if d.status == PENDING]
+    if round_name is not None:
+        chosen = [d for d in chosen if d.round == round_name]
+    return chosen
+
+
+def next_attempt(run: Run, previous: Dispatch) -> Dispatch:
+    """Attempt N+1 of a worker: same role and model, every path fresh from the run layout."""
+    n = previous.attempt + 1
+    lay = run.layout
+    heartbeat = lay.heartbeat_path(previous.worker_id, n)
+    return Dispatch(
+        worker_id=previous.worker_id,
+        role=previous.role,
+        provider=previous.provider,
+        model_id=previous.model_id,
+        status=PENDING,
+        attempt=n,
+        round=previous.round,
+        prompt_path=lay.relative(lay.prompt_path(previous.worker_id, n)),
+        result_path=lay.relative(lay.result_path(previous.worker_id, n)),
+        log_path=lay.relative(lay.log_path(previous.worker_id, n)),
+        liveness_mode=previous.liveness_mode,
+        liveness_artifact=lay.relative(heartbeat if previous.liveness_mode == "heartbeat" else lay.log_path(previous.worker_id, n)),
+    )
+
+
+def check_prompts(run: Run, dispatches: Sequence[Dispatch]) -> dict[str, str]:
+    """Every prompt's text, after the prompt contract; all problems of the round at once."""
+    from okstra.run import catalog as catalog_loader
+    from okstra.run import prompts
+
+    catalog = catalog_loader.load(run.root)
+    texts: dict[str, str] = {}
+    problems: list[str] = []
+    for d in dispatches:
+        where = f"{d.worker_id} attempt {d.attempt}"
+        if not d.prompt_path:
+            problems.append(f"{where}: no recorded promptPath")
+            continue
+        path = run.resolve(d.prompt_path, f"{run.team_state_path}: {where} promptPath")
+        text = fsio.read_text(path, what="prompt file")
+        texts[d.worker_id] = text
+        problems += [f"{where}: {run.layout.relative(path)}: {p}" for p in prompts.check(text, run.manifest, d, catalog)]
+    if problems:
+        raise ProblemsFound(problems, summary=f"{len(problems)} prompt problem(s): the round was not dispatched")
+    return texts
+
+
+def dispatch(
+    run: Run,
+    *,
+    round_name: str | None = None,
+    workers: Sequence[str] = (),
+    redispatch: Sequence[str] = (),
+) -> Outcome:
+    state = run.state()
+    backend = run.backend()
+    for d in state.dispatches:  # a hand-edited pane id is refused before anything starts
+        if d.pane_id is not None and backend.has_panes:
+            backend.check_pane_id(d.pane_id, f"{run.team_state_path}: {d.worker_id} attempt {d.attempt} paneId")
+
+    fresh: list[tuple[Dispatch, Dispatch]] = []  # (previous terminal attempt, new attempt)
+    for worker_id in dict.fromkeys(redispatch):
+        previous = state.find(worker_id)
+        if not previous.terminal:
+            raise RefusedError(
+                f"--redispatch {worker_id}: attempt {previous.attempt} is still {previous.status}",
+                hint="wait for it, or run team-teardown, before dispatching it again",
+            )
+        fresh.append((previous, next_attempt(run, previous)))
+    pending = select(state, round_name=round_name, workers=workers) if (workers or not redispatch or round_name) else []
+    pending = [d for d in pending if d.worker_id not in {p.worker_id for p, _ in fresh}]
+
+    # The prompt contract, for the whole round, before anything is written or started.
+    check_prompts(run, pending)
+    copied = check_prompts(run, [p for p, _ in fresh])
+    for previous, new in fresh:
+        target = run.resolve(new.prompt_path or "", "new promptPath")
+        fsio.atomic_write(target, copied[previous.worker_id])
+
+    if fresh:
+        def add(current: TeamState) -> TeamState:
+            known = {d.key for d in current.dispatches}
+            for _, new in fresh:
+                if new.key in known:
+                    raise RefusedError(f"--redispatch {new.worker_id}: attempt {new.attempt} already exists")
+            return TeamState(current.run_id, current.dispatches + tuple(n for _, n in fresh))
+
+        team_state.update(run.team_state_path, add)
+
+    todo = pending + [n for _, n in fresh]
+    outcome = Outcome(run.manifest.run_id, backend.name)
+    if not todo:
+        return outcome
+    specs = [
+        LaunchSpec(
+            worker_id=d.worker_id,
+            attempt=d.attempt,
+            argv=worker_argv(run, d.worker_id, d.attempt),
+            title=title_of(d),
+            log_path=run.resolve(d.log_path, "logPath") if d.log_path else run.layout.log_path(d.worker_id, d.attempt),
+            cwd=run.root,
+        )
+        for d in todo
+    ]
+    dispatched_at = now_iso()
+    try:
+        launched = backend.launch(specs)
+    except PartialLaunch as exc:
+        _record(run, exc.launched, dispatched_at)
+        raise
+    _record(run, launched, dispatched_at)
+    outcome.dispatched = [Dispatched(x.spec.worker_id, x.spec.attempt, x.pane_id, x.pid) for x in launched]
+    return outcome
+
+
+def _record(run: Run, launched: Sequence[Launched], dispatched_at: str) -> None:
+    """Pane ids, dispatchedAt and (until worker-run writes its own) pid/pgid/start time, one locked update."""
+    by_key = {(x.spec.worker_id, x.spec.attempt): x for x in launched}
+    starts = {x.pid: liveness.process_start_time(x.pid) for x in launched if x.pid}
+
+    def change(current: TeamState) -> TeamState:
+        out = []
+        for d in current.dispatches:
+            x = by_key.get(d.key)
+            if x is not None:
+                d = d.evolve(pane_id=x.pane_id, dispatched_at=dispatched_at)
+                if d.pid is None and x.pid:  # the pane's process is worker-run itself (exec'd)
+                    d = d.evolve(pid=x.pid, pgid=x.pid, pid_start_time=starts.get(x.pid))
+            out.append(d)
+        return TeamState(current.run_id, tuple(out))
+
+    if launched:
+        team_state.update(run.team_state_path, change)
