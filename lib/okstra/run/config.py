@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from okstra.core import fsio, settings
+from okstra.core import fsio, schemas, settings
 from okstra.core.errors import InputError, RefusedError
 from okstra.model.run_manifest import BACKENDS
 
@@ -151,6 +151,9 @@ def read_file(path: Path) -> dict[str, Any]:
         check_key(str(name), source=str(path))
         if value is not None:
             out[str(name)] = check_value(str(name), value, source=f"{path}: {name}")
+    found = schemas.problems("config", out)
+    if found:
+        raise InputError(f"{path}: {found[0]}", hint=f"known keys: {_known()}")
     return out
 
 
@@ -241,6 +244,13 @@ def set_value(scope: str, name: str, value: str, project_root: Path | None) -> V
     if not key.settable:
         raise RefusedError(f"{name} is edited in the file, not with config set", hint=f"edit {path_for(scope, project_root)}")
     normal = check_value(name, value, source=f"value of {name}")
+    if name in ("default-workers", "default-executor"):
+        from okstra.run import catalog
+
+        known = catalog.load(project_root).ids()
+        unknown = [p for p in normal.split(",") if p not in known]
+        if unknown:
+            raise InputError(f"value of {name}: unknown provider {unknown[0]!r}", hint=f"known providers: {', '.join(known)}")
     path = path_for(scope, project_root)
 
     def change(doc: dict[str, Any]) -> bool:

@@ -15,6 +15,7 @@ would otherwise fail only after launch, looking like a worker fault).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -153,3 +154,30 @@ def check(prompt_text: str, manifest: RunManifest, dispatch: Dispatch, catalog: 
     if not any(a.worker_id == dispatch.worker_id for a in manifest.assignments):
         problems.append(f"worker {dispatch.worker_id!r} is not in run {manifest.run_id}")
     return problems
+
+
+@dataclass(frozen=True)
+class FileCheck:
+    prompt: Path
+    problems: list[str]
+
+
+def check_file(project_root: Path, prompt: str, run_manifest: str, worker_id: str) -> FileCheck:
+    """`check()` for files named on a command line (each resolved inside the project)."""
+    from okstra.core import fsio, paths, schemas
+    from okstra.model import run_manifest as manifest_model
+    from okstra.model import team_state
+    from okstra.run import catalog as catalog_loader
+    from okstra.run import layout
+
+    root = Path(project_root).resolve()
+    layout.check_worker_id(worker_id, "--worker")
+    prompt_path = paths.resolve_inside(root, prompt, source="PROMPT")
+    manifest_path = paths.resolve_inside(root, run_manifest, source="--run-manifest")
+    raw = fsio.read_json(manifest_path, what="run manifest")
+    schemas.check_state("run-manifest", raw, str(manifest_path))
+    manifest = manifest_model.RunManifest.from_dict(raw, str(manifest_path))
+    state_path = paths.resolve_inside(root, manifest.team_state_path, source=f"{manifest_path}: teamStatePath")
+    dispatch = team_state.load(state_path).find(worker_id)
+    text = fsio.read_text(prompt_path, what="prompt")
+    return FileCheck(prompt_path, check(text, manifest, dispatch, catalog_loader.load(root)))
