@@ -1,0 +1,277 @@
+"""Liveness: assess one dispatch, probe a selection, wait for results (SPEC §5)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from datetime import UTC, datetime
+
+import pytest
+
+from conftest import BIN
+from fixtures.runs import add_attempt, fakes_env, make_run, set_dispatch
+from okstra.core import fsio
+from okstra.core.errors import RefusedError
+from okstra.model import team_state
+from okstra.team import liveness
+from okstra.team.worker_run import now_iso
+
+W = "claude-analyst"
+
+
+def iso(ts: float) -> str:
+    return datetime.fromtimestamp(ts, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def me() -> dict:
+    return {"pid": os.getpid(), "pid_start_time": liveness.process_start_time(os.getpid())}
+
+
+def in_progress(layout, started: float, **extra):
+    return set_dispatch(layout, W, status="in-progress", started_at=iso(started),
+                        liveness_artifact=layout.relative(layout.heartbeat_path(W)), **{**me(), **extra})
+
+
+def beat(layout, worker=W, attempt=1, at: float | None = None):
+    path = layout.heartbeat_path(worker, attempt)
+    fsio.write_json(path, {"beatAt": now_iso()})
+    if at is not None:
+        os.utime(path, (at, at))
+
+
+def judge(layout, now=None, max_idle=120.0, grace=30.0, worker=W, attempt=None):
+    d = team_state.load(layout.team_state).find(worker, attempt)
+    return liveness.assess(d, layout, time.time() if now is None else now, max_idle, grace)
+
+
+def test_process_start_time_identifies_a_process():
+    start = liveness.process_start_time(os.getpid())
+    assert start and start.isdigit()
+    assert liveness.process_matches(os.getpid(), start)
+    assert not liveness.process_matches(os.getpid(), str(int(start) + 1))  # same pid, another process
+    assert not liveness.process_matches(2**22 + 17, None)
+
+
+def test_a_zombie_is_not_alive():
+    child = subprocess.Popen(["true"])
+    time.sleep(0.3)  # exited, not yet reaped
+    try:
+        assert not liveness.process_matches(child.pid, None)
+    finally:
+        child.wait()
+
+
+def test_a_fresh_heartbeat_and_a_live_process_are_healthy(project):
+    layout, _ = make_run(project)
+    in_progress(layout, time.time() - 5)
+    beat(layout)
+    h = judge(layout)
+    assert h.healthy and not h.done and h.pid_alive is True and h.heartbeat_age < 2
+
+
+def test_no_artifact_within_the_launch_grace_is_unhealthy_only_after_the_grace(project):
+    layout, _ = make_run(project)
+    now = time.time()
+    in_progress(layout, now - 10)
+    assert judge(layout, now=now, grace=30).healthy
+    h = judge(layout, now=now, grace=5)
+    assert not h.healthy and "no liveness artifact within the launch grace" in h.reason
+
+
+def test_an_idle_artifact_is_unhealthy(project):
+    layout, _ = make_run(project)
+    now = time.time()
+    in_progress(layout, now - 300)
+    beat(layout, at=now - 200)
+    h = judge(layout, now=now, max_idle=120)
+    assert not h.healthy and "idle for 200 s" in h.reason
+    assert judge(layout, now=now, max_idle=300).healthy
+
+
+def test_a_redispatched_worker_with_old_files_is_not_instantly_stale(project):
+    layout, _ = make_run(project)
+    now = time.time()
+    # attempt 1 left a heartbeat and log an hour ago; attempt 2 reuses the same artifact path
+    beat(layout, at=now - 3600)
+    add_attempt(layout, W, status="in-progress", started_at=iso(now - 1), pid=os.getpid(),
+                pid_start_time=liveness.process_start_time(os.getpid()),
+                liveness_artifact=layout.relative(layout.heartbeat_path(W)))
+    h = judge(layout, now=now, max_idle=120, grace=30)
+    assert h.healthy, h.reason
+    assert h.heartbeat_age is None  # the old file is not counted as this attempt's artifact
+    later = judge(layout, now=now + 31, max_idle=120, grace=30)
+    assert not later.healthy and "launch grace" in later.reason
+
+
+def test_a_pending_dispatch_counts_its_grace_from_dispatched_at(project):
+    layout, _ = make_run(project)
+    now = time.time()
+    assert judge(layout, now=now).healthy  # never dispatched: no clock to count from
+    set_dispatch(layout, W, dispatched_at=iso(now - 5), liveness_artifact=layout.relative(layout.heartbeat_path(W)))
+    assert judge(layout, now=now, grace=30).healthy
+    h = judge(layout, now=now + 60, grace=30)
+    assert not h.healthy and "since dispatchedAt" in h.reason
+
+
+def test_a_dead_process_without_a_terminal_status_is_unhealthy(project):
+    layout, _ = make_run(project)
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    in_progress(layout, time.time(), pid=gone.pid, pid_start_time=None)
+    beat(layout)
+    h = judge(layout)
+    assert not h.healthy and h.pid_alive is False and "without a terminal status" in h.reason
+
+
+def test_a_reused_pid_is_unhealthy(project):
+    layout, _ = make_run(project)
+    in_progress(layout, time.time(), pid_start_time="1")
+    beat(layout)
+    h = judge(layout)
+    assert not h.healthy and "reused by another process" in h.reason
+
+
+def test_completed_needs_its_recorded_result(project):
+    layout, _ = make_run(project)
+    set_dispatch(layout, W, status="completed", started_at=now_iso(), exit_code=0)
+    h = judge(layout)
+    assert not h.healthy and "completed without a result" in h.reason
+    fsio.atomic_write(layout.result_path(W), "answer\n")
+    h = judge(layout)
+    assert h.healthy and h.done and h.result_size == 7 and h.result_mtime
+
+
+@pytest.mark.parametrize("status", ["error", "timeout", "not-run"])
+def test_other_terminal_statuses_are_unhealthy(project, status):
+    layout, _ = make_run(project)
+    set_dispatch(layout, W, status=status, reason="rate-limited")
+    h = judge(layout)
+    assert not h.healthy and h.reason == f"ended {status}: rate-limited"
+
+
+def test_health_to_dict_carries_the_evidence(project):
+    layout, _ = make_run(project)
+    in_progress(layout, time.time())
+    beat(layout)
+    doc = judge(layout).to_dict()
+    assert set(doc["evidence"]) >= {"startedAt", "heartbeatAge", "pid", "pidAlive", "exitCode", "resultSize", "resultMtime"}
+    json.dumps(doc)
+
+
+def test_probe_selects_dispatches_not_yet_terminal(project):
+    layout, _ = make_run(project, ["claude", "codex", "grok"])
+    set_dispatch(layout, "codex-analyst", status="completed")
+    sel = liveness.select_run(None, [], newest_only=False)
+    assert [h.worker_id for h in liveness.probe(sel, max_idle=120, launch_grace=30)] == ["claude-analyst", "grok-analyst"]
+    newest = liveness.select_run(str(layout.manifest), [], newest_only=True)
+    assert len(newest.load()) == 3
+
+
+def _land(layout, worker, delay, stamps):
+    time.sleep(delay)
+    stamps.append(time.monotonic())
+    fsio.atomic_write(layout.result_path(worker), "landed\n")
+    set_dispatch(layout, worker, status="completed", finished_at=now_iso(), exit_code=0)
+
+
+def test_wait_notices_a_landed_result_within_a_tenth_of_a_second(project):
+    layout, _ = make_run(project, ["claude", "codex"])
+    now = time.time()
+    for w in ("claude-analyst", "codex-analyst"):
+        set_dispatch(layout, w, status="in-progress", started_at=iso(now), liveness_artifact=layout.relative(layout.heartbeat_path(w)), **me())
+        beat(layout, w)
+    fsio.atomic_write(layout.result_path("codex-analyst"), "early\n")
+    set_dispatch(layout, "codex-analyst", status="completed")
+    sel = liveness.select_run(str(layout.manifest), [], newest_only=True)
+    stamps: list[float] = []
+    lander = threading.Thread(target=_land, args=(layout, "claude-analyst", 0.4, stamps))
+    lander.start()
+    outcome = liveness.wait(sel, timeout=10, max_idle=120, launch_grace=30)
+    ended = time.monotonic()
+    lander.join()
+    assert outcome.code == 0
+    assert ended - stamps[0] < 0.1
+    assert outcome.to_dict()["done"] == ["claude-analyst", "codex-analyst"]
+
+
+def test_wait_without_inotify_still_notices_quickly(project, monkeypatch):
+    monkeypatch.setattr(liveness.Watcher, "__init__", _no_inotify_init)
+    layout, _ = make_run(project)
+    in_progress(layout, time.time())
+    beat(layout)
+    sel = liveness.select_run(str(layout.manifest), [], newest_only=True)
+    stamps: list[float] = []
+    lander = threading.Thread(target=_land, args=(layout, W, 0.3, stamps))
+    lander.start()
+    outcome = liveness.wait(sel, timeout=10, max_idle=120, launch_grace=30)
+    ended = time.monotonic()
+    lander.join()
+    assert outcome.code == 0 and ended - stamps[0] < 0.2
+
+
+_real_init = liveness.Watcher.__init__
+
+
+def _no_inotify_init(self, folders):
+    _real_init(self, folders)
+    self.close()
+    assert not self.uses_inotify
+
+
+def test_wait_times_out_with_3_and_says_who_is_pending(project):
+    layout, _ = make_run(project)
+    in_progress(layout, time.time())
+    beat(layout)
+    sel = liveness.select_run(str(layout.manifest), [], newest_only=True)
+    t0 = time.monotonic()
+    outcome = liveness.wait(sel, timeout=0.5, max_idle=120, launch_grace=30)
+    assert outcome.code == 3 and 0.5 <= time.monotonic() - t0 < 1.5
+    assert outcome.to_dict()["pending"] == [W] and outcome.to_dict()["timedOut"]
+
+
+def test_wait_returns_1_when_a_worker_dies(project):
+    layout, _ = make_run(project)
+    victim = subprocess.Popen(["sleep", "30"])
+    in_progress(layout, time.time(), pid=victim.pid, pid_start_time=liveness.process_start_time(victim.pid))
+    beat(layout)
+    sel = liveness.select_run(str(layout.manifest), [], newest_only=True)
+    threading.Timer(0.3, lambda: (victim.kill(), victim.wait())).start()
+    outcome = liveness.wait(sel, timeout=10, max_idle=120, launch_grace=30)
+    assert outcome.code == 1 and outcome.to_dict()["unhealthy"] == [W]
+    assert outcome.waited < 2.5
+
+
+def test_wait_refuses_a_dispatch_without_a_recorded_result_path(project):
+    layout, _ = make_run(project)
+    set_dispatch(layout, W, result_path=None)
+    sel = liveness.select_run(str(layout.manifest), [], newest_only=True)
+    with pytest.raises(RefusedError, match="no recorded resultPath"):
+        liveness.wait(sel, timeout=1, max_idle=120, launch_grace=30)
+
+
+def test_a_sigkilled_worker_run_is_unhealthy_at_once(project):
+    layout, _ = make_run(project)
+    proc = subprocess.Popen([sys.executable, str(BIN / "worker-run"), "--run-manifest", str(layout.manifest), "--worker", W],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=fakes_env(OKSTRA_FAKE_MODE="hang"))
+    sel = liveness.select_run(str(layout.manifest), [], newest_only=False)
+    end = time.monotonic() + 15
+    while time.monotonic() < end and not layout.heartbeat_path(W).exists():
+        time.sleep(0.02)
+    child = json.loads(layout.heartbeat_path(W).read_text()).get("childPid")
+    while child is None and time.monotonic() < end:
+        time.sleep(0.05)
+        child = json.loads(layout.heartbeat_path(W).read_text()).get("childPid")
+    try:
+        assert all(h.healthy for h in liveness.probe(sel, max_idle=120, launch_grace=30))
+        proc.kill()
+        proc.wait()
+        [h] = liveness.probe(sel, max_idle=120, launch_grace=30)
+        assert not h.healthy and "gone without a terminal status" in h.reason
+    finally:
+        if child:  # the orphaned provider: its own group, not killed with worker-run
+            os.killpg(child, signal.SIGKILL)
