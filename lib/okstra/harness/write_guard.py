@@ -240,7 +240,7 @@ def _judge(ctx: _Context, value: str, via: str, *, lenient: bool, cwd: str | Non
             f"{via} to {shown} would change the active run, which render-bundle writes; "
             "allowed: run render-bundle (a new stage: render-bundle --stage N) to change what is approved"
         )
-    if lenient and _is_scratch(path):
+    if lenient and not _inside(path, ctx.root) and _is_scratch(path):
         return None
     if ctx.is_lead:
         if ctx.stage is None or ctx.planned.covers(path) or _inside(path, ctx.okstra_dir):
@@ -612,6 +612,18 @@ def _expand(targets: list[tuple[str, str]]) -> list[tuple[str, str]]:
     return out
 
 
+def _skip_heredocs(command: str, i: int, delimiters: list[str]) -> int:
+    """Skip the bodies of here-documents (their text is input, not commands)."""
+    for delimiter in delimiters:
+        while i < len(command):
+            end = command.find("\n", i)
+            line = command[i:] if end == -1 else command[i:end]
+            i = len(command) if end == -1 else end + 1
+            if line.lstrip("\t") == delimiter:
+                break
+    return i
+
+
 _OPERATORS = ("&&", "||", ";;", "|&", ";", "&", "|", "\n", "(", ")")
 _GROUPING = frozenset({"{", "}", "!", "then", "do", "else", "elif", "if", "while", "until"})
 
@@ -628,12 +640,14 @@ def _simple_commands(command: str) -> list[tuple[list[str], list[str]]]:
     redirects: list[str] = []
     pending_redirect = False
     skip_word = False
+    heredoc_next = False
+    heredocs: list[str] = []
     word: list[str] = []
     has_word = False
     i, n = 0, len(command)
 
     def finish_word() -> None:
-        nonlocal word, has_word, pending_redirect, skip_word
+        nonlocal word, has_word, pending_redirect, skip_word, heredoc_next
         if not has_word:
             return
         text = "".join(word)
@@ -642,6 +656,9 @@ def _simple_commands(command: str) -> list[tuple[list[str], list[str]]]:
             pending_redirect = False
         elif skip_word:
             skip_word = False
+            if heredoc_next:
+                heredocs.append(text)
+                heredoc_next = False
         else:
             words.append(text)
         word = []
@@ -710,10 +727,12 @@ def _simple_commands(command: str) -> list[tuple[list[str], list[str]]]:
             else:
                 finish_word()
             if command.startswith("<<", i):
-                i += 3 if command.startswith("<<<", i) else 2
+                here_string = command.startswith("<<<", i)
+                i += 3 if here_string else 2
                 if command.startswith("-", i):
                     i += 1
                 skip_word = True  # the here-doc delimiter or here-string
+                heredoc_next = not here_string
                 continue
             j = i
             if ch == "&":
@@ -742,6 +761,9 @@ def _simple_commands(command: str) -> list[tuple[list[str], list[str]]]:
         if matched is not None:
             finish_command()
             i += len(matched)
+            if matched == "\n" and heredocs:
+                i = _skip_heredocs(command, i, heredocs)
+                heredocs = []
             continue
         word.append(ch)
         has_word = True

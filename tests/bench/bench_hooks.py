@@ -1,0 +1,75 @@
+"""Hook rows (SPEC §13): the installed write-guard's median wall per call, against the
+installed interpreter's bare start-up, with an active stage of 200 planned paths and
+with no active run."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+from bench.run import Context, Row, median_wall
+from okstra.core import fsio
+from okstra.model.active_run import ActiveRun, ApprovedStage
+
+CALLS = 60
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "hooks" / "pretooluse-edit.json"
+
+
+def _planned() -> tuple[str, ...]:
+    literals = [f"src/service/module_{i:03d}.py" for i in range(160)]
+    globs = [f"tests/area_{i:02d}/**/test_*.py" for i in range(40)]
+    return tuple(literals + globs)
+
+
+def _stdin(project: Path, target: Path) -> bytes:
+    doc = json.loads(FIXTURE.read_text(encoding="utf-8"))
+    doc["cwd"] = str(project)
+    doc["tool_input"]["file_path"] = str(target)
+    return json.dumps(doc).encode("utf-8")
+
+
+def _call(hook: Path, stdin: bytes, env: dict[str, str]) -> str:
+    done = subprocess.run([str(hook)], input=stdin, env=env, capture_output=True, timeout=60, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"write-guard exited {done.returncode}: {done.stderr.decode(errors='replace')}")
+    return done.stdout.decode()
+
+
+def rows(ctx: Context) -> list[Row]:
+    startup = ctx.startup()
+    hook = ctx.prefix / "hooks" / "write-guard"
+    active = ctx.tmp / "hook-project-active"
+    idle = ctx.tmp / "hook-project-idle"
+    idle.mkdir()
+    run_id = "feature--rate-limit--r001"
+    stage = ApprovedStage(3, "Service split", _planned(), "0123abcd")
+    run = ActiveRun(
+        run_id=run_id,
+        task_key="feature/rate-limit",
+        task_type="implementation",
+        run_dir=f".okstra/runs/{run_id}",
+        run_manifest_path=f".okstra/runs/{run_id}/run-manifest.json",
+        phase="implementation",
+        stage=stage,
+    )
+    fsio.write_json(active / ".okstra" / "active-run.json", run.to_dict())
+    # The path matched by the last glob: every literal and glob is looked at.
+    target = active / "tests" / "area_39" / "unit" / "deep" / "test_limits.py"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OKSTRA_", "CLAUDE_"))}
+    active_env = {**env, "CLAUDE_PROJECT_DIR": str(active)}
+    idle_env = {**env, "CLAUDE_PROJECT_DIR": str(idle)}
+    allowed, denied = _stdin(active, target), _stdin(active, active / "setup.py")
+    # Warm up (the first call writes the bytecode cache) and prove the calls decide.
+    assert _call(hook, allowed, active_env) == "", "the planned path must be allowed"
+    assert '"permissionDecision":"deny"' in _call(hook, denied, active_env), "an unplanned path must be denied"
+    assert _call(hook, allowed, idle_env) == ""
+    with_run = median_wall([str(hook)], CALLS, input=allowed, env=active_env)
+    without_run = median_wall([str(hook)], CALLS, input=allowed, env=idle_env)
+    return [
+        Row("write-guard, active stage of 200 planned paths (median/call)", with_run, "s", "start-up", startup, "<= 1.3",
+            f"{CALLS} calls of the installed hooks/write-guard with a real-shaped Edit input"),
+        Row("write-guard, no active run (median/call)", without_run, "s", "start-up", startup, "<= 0.25",
+            "decided by the sh door before any interpreter starts"),
+    ]
