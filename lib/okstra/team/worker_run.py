@@ -21,14 +21,13 @@ import os
 import selectors
 import shlex
 import signal
-import subprocess
 import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from okstra.core import cli, fsio, paths, proc
 from okstra.core.errors import InputError, OkstraError, RefusedError, StateError
@@ -188,17 +187,21 @@ def _kill_group(pgid: int, sig: int) -> None:
         os.killpg(pgid, sig)
 
 
-def _stop_child(child: subprocess.Popen[bytes], signum: int) -> int:
+def _wait(child: Any, timeout: float) -> int | None:
+    """The child's return code once it exits within `timeout` seconds, else None."""
+    end = time.monotonic() + timeout
+    while (code := child.poll()) is None and time.monotonic() < end:
+        time.sleep(0.01)
+    return code
+
+
+def _stop_child(child: Any, signum: int) -> int:
     """Forward `signum` to the child's group, wait KILL_GRACE, then SIGKILL the group."""
     _kill_group(child.pid, signum)
-    try:
-        child.wait(timeout=KILL_GRACE)
-    except subprocess.TimeoutExpired:
-        pass
+    _wait(child, KILL_GRACE)
     _kill_group(child.pid, signal.SIGKILL)  # stragglers of the group too, even if the leader left
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        child.wait(timeout=KILL_GRACE)
-    return child.returncode if child.returncode is not None else -signal.SIGKILL
+    code = _wait(child, KILL_GRACE)
+    return code if code is not None else -signal.SIGKILL
 
 
 def _beat(plan: Plan, child_pid: int | None, out_bytes: int) -> None:
@@ -218,14 +221,22 @@ def _supervise(plan: Plan, signals: _Signals, echo: BinaryIO | None) -> _Capture
         log.write(f"=== {now_iso()} worker-run pid {os.getpid()}: {_shown(plan.argv)}\n".encode())
         if signals.received is not None:
             return captured
-        child = proc.spawn(
-            plan.argv, cwd=plan.layout.project_root, env=child_env(plan),
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, new_session=True,
-        )
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        try:
+            # stdin is /dev/null (proc.spawn's default); a new session = its own process group.
+            child = proc.spawn(plan.argv, cwd=plan.layout.project_root, env=child_env(plan),
+                               stdout=out_w, stderr=err_w, new_session=True)
+        except BaseException:
+            for fd in (out_r, err_r):
+                os.close(fd)
+            raise
+        finally:
+            os.close(out_w)
+            os.close(err_w)
         sel = selectors.DefaultSelector()
-        assert child.stdout is not None and child.stderr is not None
-        sel.register(child.stdout, selectors.EVENT_READ, captured.stdout)
-        sel.register(child.stderr, selectors.EVENT_READ, captured.stderr)
+        sel.register(out_r, selectors.EVENT_READ, captured.stdout)
+        sel.register(err_r, selectors.EVENT_READ, captured.stderr)
         sel.register(signals.read_fd, selectors.EVENT_READ, None)
         open_streams = 2
         next_beat = time.monotonic() + HEARTBEAT_EVERY
@@ -262,13 +273,12 @@ def _supervise(plan: Plan, signals: _Signals, echo: BinaryIO | None) -> _Capture
         if signals.received is not None:
             captured.returncode = _stop_child(child, signals.received)
         else:
-            try:
-                captured.returncode = child.wait(timeout=KILL_GRACE)
-            except subprocess.TimeoutExpired:
+            captured.returncode = _wait(child, KILL_GRACE)
+            if captured.returncode is None:
                 captured.returncode = _stop_child(child, signal.SIGTERM)
             _kill_group(child.pid, signal.SIGKILL)  # leave no grandchild behind
-        child.stdout.close()
-        child.stderr.close()
+        os.close(out_r)
+        os.close(err_r)
         log.write(f"=== {now_iso()} child exited {captured.returncode}\n".encode())
     return captured
 

@@ -1,0 +1,68 @@
+#!/usr/bin/env bats
+
+# shellcheck disable=SC2154,SC2016  # bats sets $stderr; single quotes keep hostile text literal
+load test_helper
+
+setup() {
+  okstra_setup
+  export PATH="$REPO_ROOT/tests/fakes:$PATH"
+  RUN_DIR="$PROJECT/.okstra/runs/feature--demo--r001"
+  M="$RUN_DIR/run-manifest.json"
+  render-bundle --task-key feature/demo --task-type analysis --workers claude,codex >/dev/null
+}
+
+wait_for_child() { # <worker>: print the provider's pid once worker-run started it
+  local child=""
+  for _ in $(seq 100); do
+    child=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("childPid") or "")' "$RUN_DIR/logs/$1.heartbeat" 2>/dev/null || true)
+    [ -n "$child" ] && { echo "$child"; return 0; }
+    sleep 0.1
+  done
+  return 1
+}
+
+@test "a running worker is healthy and a SIGKILLed one is unhealthy" {
+  OKSTRA_FAKE_MODE=hang worker-run --run-manifest "$M" --worker claude >/dev/null 2>&1 &
+  local pid=$!
+  child=$(wait_for_child claude)
+  run worker-probe --worker claude --json
+  assert_success
+  assert_output --partial '"healthy": true'
+  kill -KILL "$pid"
+  wait "$pid" || true
+  run worker-probe --worker claude --max-idle 5 --json
+  kill -KILL -- "-$child" 2>/dev/null || true
+  assert_failure 1
+  assert_output --partial '"healthy": false'
+  assert_output --partial "gone without a terminal status"
+}
+
+@test "by default probes the active run's dispatches not yet terminal" {
+  worker-run --run-manifest "$M" --worker codex >/dev/null 2>&1
+  run worker-probe
+  assert_success
+  assert_output "claude attempt 1: healthy: pending, not dispatched yet"
+}
+
+@test "a failed worker is unhealthy with its recorded reason" {
+  OKSTRA_FAKE_MODE=rate-limit worker-run --run-manifest "$M" --worker claude >/dev/null 2>&1 || true
+  run worker-probe --worker claude
+  assert_failure 1
+  assert_output "claude attempt 1: UNHEALTHY: ended error: rate-limited"
+}
+
+@test "an unknown worker or a bad number exits 2 with one line" {
+  run --separate-stderr worker-probe --worker nobody
+  assert_failure 2
+  [[ "$stderr" == "worker-probe: no dispatch for worker 'nobody'"* ]]
+  run --separate-stderr worker-probe --max-idle -3
+  assert_failure 2
+  [ "$(printf '%s\n' "$stderr" | wc -l)" -eq 1 ]
+}
+
+@test "with no active run it says so and exits 2" {
+  rm "$PROJECT/.okstra/active-run.json"
+  run --separate-stderr worker-probe
+  assert_failure 2
+  [[ "$stderr" == "worker-probe: no active run in "* ]]
+}

@@ -1,0 +1,57 @@
+#!/usr/bin/env bats
+
+# shellcheck disable=SC2154,SC2016  # bats sets $stderr; single quotes keep hostile text literal
+load test_helper
+
+setup() {
+  okstra_setup
+  export PATH="$REPO_ROOT/tests/fakes:$PATH"
+  RUN_DIR="$PROJECT/.okstra/runs/feature--demo--r001"
+  M="$RUN_DIR/run-manifest.json"
+  render-bundle --task-key feature/demo --task-type analysis --workers claude,codex >/dev/null
+}
+
+set_field() { # <worker> <field> <json value>
+  python3 -c 'import json,sys; p=sys.argv[1]; d=json.load(open(p)); [x.__setitem__(sys.argv[3], json.loads(sys.argv[4])) for x in d["workerDispatches"] if x["workerId"]==sys.argv[2]]; json.dump(d, open(p,"w"))' \
+    "$RUN_DIR/team-state.json" "$1" "$2" "$3"
+}
+
+@test "exits 0 once every worker's recorded result is complete" {
+  OKSTRA_FAKE_MODE=slow OKSTRA_FAKE_DELAY=1 worker-run --run-manifest "$M" --worker claude >/dev/null 2>&1 &
+  OKSTRA_FAKE_MODE=slow OKSTRA_FAKE_DELAY=1.5 worker-run --run-manifest "$M" --worker codex >/dev/null 2>&1 &
+  run --separate-stderr worker-wait --timeout 30 --json
+  wait
+  assert_success
+  assert_output --partial '"done": ['
+  assert_output --partial '"unhealthy": []'
+  assert_output --partial '"waitedSeconds":'
+  [ -z "$stderr" ]  # not a terminal: no progress line
+}
+
+@test "exits 1 when a worker fails" {
+  OKSTRA_FAKE_MODE=crash worker-run --run-manifest "$M" --worker codex >/dev/null 2>&1 || true
+  run worker-wait --timeout 30
+  assert_failure 1
+  assert_line --partial "unhealthy	codex	ended error: provider exited 3"
+}
+
+@test "exits 3 when the timeout passes first, naming who is pending" {
+  run worker-wait --worker claude --timeout 0.3 --json
+  assert_failure 3
+  assert_output --partial '"timedOut": true'
+  assert_output --partial '"pending": ['
+}
+
+@test "refuses a dispatch with no recorded result path" {
+  set_field codex resultPath null
+  run --separate-stderr worker-wait --timeout 5
+  assert_failure 2
+  [ "$stderr" = "worker-wait: dispatch 'codex' attempt 1 has no recorded resultPath; worker-wait never guesses a result file; re-dispatch it so the record names one" ]
+}
+
+@test "refuses a recorded result path outside the project" {
+  set_field codex resultPath '"/tmp/elsewhere.md"'
+  run --separate-stderr worker-wait --timeout 5
+  assert_failure 2
+  [[ "$stderr" == *"outside the project"* ]]
+}
