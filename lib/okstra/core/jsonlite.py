@@ -65,17 +65,29 @@ def loads(text: str):
         value, pos = _scan(text, pos)
     except StopIteration as exc:
         raise JSONError(f"{_where(text, exc.value)}: expecting a value") from None
-    except ValueError as exc:  # json.JSONDecodeError, raised by the C scanner itself
-        lineno, colno = getattr(exc, "lineno", None), getattr(exc, "colno", None)
-        where = f"line {lineno} column {colno}" if lineno else "somewhere"
-        raise JSONError(f"{where}: {getattr(exc, 'msg', exc)}") from None
     except RecursionError:
         raise JSONError("nested too deeply") from None
+    except (ValueError, SystemError):
+        # The C scanner raises json.JSONDecodeError only when json.decoder is loaded
+        # (else a SystemError): let `json` itself say what is wrong. Errors only.
+        _explain(text)
+        raise JSONError("not valid JSON") from None
     while pos < end and text[pos] in _WHITESPACE:
         pos += 1
     if pos != end:
         raise JSONError(f"{_where(text, pos)}: extra data after the document")
     return value
+
+
+def _explain(text: str) -> None:
+    import json
+
+    try:
+        json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise JSONError(f"line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    except (ValueError, RecursionError) as exc:
+        raise JSONError(str(exc)) from None
 
 
 def string(value: str) -> str:

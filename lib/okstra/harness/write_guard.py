@@ -80,7 +80,7 @@ def main(stdin=None, stdout=None, env=None) -> int:
     stdin = sys.stdin.buffer if stdin is None else stdin
     stdout = sys.stdout if stdout is None else stdout
     env = os.environ if env is None else env
-    active = False
+    active = True  # until shown otherwise: an error before then must deny, not allow
     try:
         raw = stdin.read()
         data, malformed = _parse(raw)
@@ -97,6 +97,8 @@ def main(stdin=None, stdout=None, env=None) -> int:
             return 0
         reason = f"the active run could not be read: {exc}"
     except Exception as exc:  # noqa: BLE001 - an exception would let the write through (fail open)
+        if active and not _run_exists(env):
+            active = False
         if not active:
             _log(env, f"internal error with no active run, allowed: {type(exc).__name__}: {exc}")
             return 0
@@ -156,6 +158,15 @@ def _project_root(env, data: dict) -> str | None:
         if parent == here:
             return None
         here = parent
+
+
+def _run_exists(env) -> bool:
+    """After an error before the input was understood: is a run active around here?"""
+    try:
+        root = _project_root(env, {})
+        return root is not None and os.path.exists(os.path.join(root, active_run.ACTIVE_RUN_FILE))
+    except Exception:  # noqa: BLE001 - cannot tell: assume a run, deny
+        return True
 
 
 def _log(env, line: str) -> None:

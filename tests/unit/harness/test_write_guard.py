@@ -451,3 +451,28 @@ def test_a_decision_loads_no_heavy_module(stage):
 )
 def test_the_bash_reader_sees_the_writes_a_command_spells_out(command, targets):
     assert [t for t, _ in write_guard.bash_write_targets(command, "/p")] == targets
+
+
+@pytest.mark.parametrize("stdin", [b"{broken", b'{"tool_name": "Write", "tool_input": {"file_path": "\\q"}}', b"[1,", b"{} extra"])
+def test_malformed_input_is_denied_in_a_bare_interpreter_too(stage, stdin):
+    """With nothing but the hot path loaded (json.decoder absent), a bad input still denies."""
+    done = subprocess.run(
+        [sys.executable, "-I", "-S", str(REPO / "hooks" / "write-guard.py")],
+        input=stdin,
+        capture_output=True,
+        env={"CLAUDE_PROJECT_DIR": str(stage), "PATH": os.environ["PATH"]},
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "the hook input is not usable (stdin is not JSON: line 1 column" in reason_of(json.loads(done.stdout))
+
+
+def test_the_light_json_reader_agrees_with_json():
+    from okstra.core import jsonlite
+
+    for text in ['{"a": [1, 2.5, -3e2, "x\\u00e9", null, true, false, {}]}', "  [] ", '"s"', "NaN"]:
+        assert repr(jsonlite.loads(text)) == repr(json.loads(text))
+    for bad in ["", "{", '{"a" 1}', "[1,]", "1 2", '"\\x"', "\ufeff{}"]:
+        with pytest.raises(jsonlite.JSONError, match=r"line \d+ column \d+"):
+            jsonlite.loads(bad)
+    assert json.loads(jsonlite.dumps_flat({"a": {"b": 'q"uote\n é'}})) == {"a": {"b": 'q"uote\n é'}}
