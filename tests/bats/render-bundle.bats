@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# shellcheck disable=SC2154  # bats sets $stderr and $stderr_lines
 
 load test_helper
 
