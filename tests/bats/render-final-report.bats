@@ -1,5 +1,6 @@
 #!/usr/bin/env bats
 # render-final-report: validate report data, render Markdown, keep the last valid input.
+# shellcheck disable=SC2154  # bats sets $stderr and $stderr_lines
 
 load test_helper
 

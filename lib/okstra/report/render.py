@@ -108,11 +108,31 @@ class Rendered:
     document: Mapping[str, Any] = field(default_factory=dict)
 
 
-def render_final_report(project_root: Path, data_arg: str, output_arg: str | None = None, *, snapshot: bool = True) -> Rendered:
+def header_mismatches(document: Any, expected: Mapping[str, Any]) -> list[str]:
+    """Header fields that differ from what the run says they are (e.g. its manifest)."""
+    header = document.get("header") if isinstance(document, Mapping) else None
+    if not isinstance(header, Mapping):
+        return []
+    return [
+        f"$.header.{name}: {header.get(name)!r}, but the run manifest says {value!r}"
+        for name, value in expected.items()
+        if name in header and header[name] != value
+    ]
+
+
+def render_final_report(
+    project_root: Path,
+    data_arg: str,
+    output_arg: str | None = None,
+    *,
+    snapshot: bool = True,
+    expected_header: Mapping[str, Any] | None = None,
+) -> Rendered:
     """Validate `data_arg`, render its Markdown atomically, then keep `<data>.last-valid`.
 
-    Raises ProblemsFound (exit 1) with every problem when the data is not valid;
-    nothing is written then. A failure to write the copy is a warning only.
+    Raises ProblemsFound (exit 1) with every problem when the data is not valid
+    (or its header differs from `expected_header`); nothing is written then. A
+    failure to write the copy is a warning only.
     """
     root = Path(project_root)
     data = paths.resolve_inside(root, data_arg, source="DATA")
@@ -120,7 +140,7 @@ def render_final_report(project_root: Path, data_arg: str, output_arg: str | Non
     if output in (data, last_valid_path(data)):
         raise InputError(f"--output: {output_arg or output} would overwrite the report data", hint="choose another output file")
     raw, document = validate.load(data)
-    found = validate.problems(document, root)
+    found = validate.problems(document, root) + header_mismatches(document, expected_header or {})
     if found:
         raise ProblemsFound(found, summary=f"{data}: {len(found)} problem(s)")
     fsio.atomic_write(output, render_markdown(document))

@@ -1,0 +1,47 @@
+"""report-finalize: the run's end-of-report step."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from okstra.core import cli, paths
+from okstra.report import finalize
+
+PROG = "report-finalize"
+
+
+def _run(args: argparse.Namespace) -> int:
+    root = paths.find_project_root()
+    done = finalize.finalize(root, args.run_manifest)
+    for warning in done.warnings:
+        cli.say(PROG, warning)
+
+    def rel(path):
+        return paths.relative(root, path) if path else None
+
+    doc = {
+        "manifest": rel(done.manifest),
+        "reportNumber": done.report_number,
+        "runNumber": done.run_number,
+        "data": rel(done.data),
+        "markdown": rel(done.markdown),
+        "lastValid": rel(done.last_valid),
+        "html": rel(done.html),
+        "sidecar": rel(done.sidecar),
+        "finalStatus": done.final_status,
+    }
+    if args.json:
+        cli.emit_json(doc)
+    else:
+        width = max(len(k) for k in doc)
+        sys.stdout.write("".join(f"{k.ljust(width)}  {v}\n" for k, v in doc.items() if v is not None))
+    return cli.EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
+    parser = cli.parser(PROG, doc)
+    parser.add_argument("--run-manifest")
+    parser.add_argument("--json", action="store_true")
+    return cli.run(PROG, lambda: _run(parser.parse_args(argv)))

@@ -1,0 +1,104 @@
+"""The run's end-of-report step (report-finalize): render, commit the report number, record the status.
+
+Every file name derived from the report uses the run's **report** number (from
+the manifest), never the run number: the data file, the Markdown, the HTML
+view and the user-response sidecar. The report sequence is committed only once
+the report exists, so a run that produced no report leaves its number free.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from okstra.core import fsio, paths
+from okstra.core.errors import InputError
+from okstra.model import active_run, run_manifest
+from okstra.report import render
+from okstra.run import layout as run_layout
+
+FINAL_STATUS = "completed"
+REPORTS = "reports"
+
+
+@dataclass(frozen=True)
+class Finalized:
+    manifest: Path
+    data: Path
+    markdown: Path
+    last_valid: Path | None
+    html: Path | None
+    sidecar: Path
+    report_number: int
+    run_number: int
+    final_status: str
+    warnings: tuple[str, ...] = ()
+
+
+def manifest_path(project_root: Path, manifest_arg: str | None) -> Path:
+    """`--run-manifest`, else the active run's manifest."""
+    root = Path(project_root)
+    if manifest_arg:
+        return paths.resolve_inside(root, manifest_arg, source="--run-manifest")
+    active = active_run.load(root)
+    if active is None:
+        raise InputError("no active run in this project", hint="pass --run-manifest .okstra/runs/<run-id>/run-manifest.json")
+    return paths.resolve_inside(root, active.run_manifest_path, source=f"{active_run.ACTIVE_RUN_FILE}: runManifestPath")
+
+
+def _record_status(path: Path, status: str) -> None:
+    def mutate(raw: Any) -> bool:
+        run_manifest.RunManifest.from_dict(raw, str(path))  # still a manifest under the lock
+        if raw.get("finalStatus") == status:
+            return False
+        raw["finalStatus"] = status
+        return True
+
+    fsio.update_json(path, mutate)
+
+
+def finalize(project_root: Path, manifest_arg: str | None = None, *, with_html: bool = True) -> Finalized:
+    root = Path(project_root).resolve()
+    mpath = manifest_path(root, manifest_arg)
+    manifest = run_manifest.load(mpath)
+    project = run_layout.for_project(root)
+    key = run_layout.TaskKey.parse(manifest.task_key, source=f"{paths.relative(root, mpath)}: taskKey")
+    run = project.run(manifest.run_id)
+    number = manifest.report_number
+    data = run.report_data(manifest.task_type, number)
+    if not data.is_file():
+        raise InputError(
+            f"{run.relative(data)}: no report data for run {manifest.run_id} (report {number:03d})",
+            hint="the report-writer writes it; render it with render-final-report once it exists",
+        )
+    expected: Mapping[str, Any] = {
+        "taskKey": manifest.task_key,
+        "taskType": manifest.task_type,
+        "runId": manifest.run_id,
+        "runNumber": manifest.run_number,
+        "reportNumber": number,
+    }
+    done = render.render_final_report(
+        root, str(data), str(run.report_markdown(manifest.task_type, number)), expected_header=expected
+    )
+    html = None
+    if with_html:
+        from okstra.report import views
+
+        html = views.render_view(root, str(done.output), str(run.report_html(manifest.task_type, number))).output
+    run_layout.commit(project, key, REPORTS, number)
+    _record_status(mpath, FINAL_STATUS)
+    return Finalized(
+        manifest=mpath,
+        data=data,
+        markdown=done.output,
+        last_valid=done.last_valid,
+        html=html,
+        sidecar=run.sidecar(manifest.task_type, number),
+        report_number=number,
+        run_number=manifest.run_number,
+        final_status=FINAL_STATUS,
+        warnings=tuple(done.warnings),
+    )

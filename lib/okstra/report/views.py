@@ -1,0 +1,139 @@
+"""The HTML view of a final report (SPEC §8, §9): one self-contained, printable page.
+
+No network: CSS and JS are inline, nothing refers to an external URL. Every
+report text is escaped by Jinja2's autoescape (`.html.j2` templates). The run
+metadata is embedded as JSON in `<script type="application/json" id="okstra-meta">`
+(with `<`, `>`, `&` written as `\\u003c`... so no value can close the block) and
+shown on the page. The **Export user response** form downloads the sidecar
+produced by `templates/views/sidecar.js` (the browser twin of
+`report.sidecar.serialize`), inlined when the page is rendered.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from okstra.core import fsio, paths
+from okstra.core.errors import InputError, ProblemsFound
+from okstra.report import render, validate
+from okstra.run import layout as run_layout
+
+HTML_TEMPLATE = "report/final-report.html.j2"
+SIDECAR_JS = render.TEMPLATES / "views" / "sidecar.js"
+VIEW_JS = render.TEMPLATES / "report" / "final-report-view.js"
+# Text that could end an inline <script> element early, or (after a `<!--`) keep it open:
+# with neither `<script` nor `</script` inside, a script's text cannot leave its element.
+_SCRIPT_BREAKERS = re.compile(r"</?script", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class View:
+    output: Path
+    data: Path
+    report: Path
+    sha256: str
+    translation: Path | None
+    translation_missing: bool
+
+
+def sources(project_root: Path, report_arg: str) -> tuple[Path, Path]:
+    """(markdown report, data file) for REPORT given as either of them."""
+    given = paths.resolve_inside(project_root, report_arg, source="REPORT")
+    if given.name.endswith(render.DATA_SUFFIX):
+        return render.default_output(given), given
+    if given.suffix == ".md":
+        return given, given.with_name(given.name[: -len(".md")] + render.DATA_SUFFIX)
+    raise InputError(f"REPORT: {report_arg!r} is neither a report (.md) nor its data (.data.json)", hint="pass the report's .md or .data.json")
+
+
+def default_output(report: Path) -> Path:
+    return report.with_suffix(".html")
+
+
+def translation_path(report: Path, language: str) -> Path:
+    """The translator's sidecar `<report>.<lang>.md` beside the report."""
+    return report.with_name(f"{report.stem}.{language}.md")
+
+
+def script_json(document: Any) -> str:
+    """JSON safe inside a <script> element: no `<`, `>` or `&` appears literally."""
+    text = json.dumps(document, ensure_ascii=False, indent=1)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def inline_script(path: Path) -> str:
+    """A JS file to inline in a <script> element; refused if it could close that element."""
+    text = fsio.read_text(path, what="script")
+    if _SCRIPT_BREAKERS.search(text):
+        raise InputError(f"{path}: contains '<script' or '</script' and cannot be inlined safely")
+    return text
+
+
+def _meta(root: Path, document: Mapping[str, Any], report: Path, data: Path, digest: str) -> dict[str, Any]:
+    header = document["header"]
+    run = run_layout.for_project(root).run(header["runId"])
+    plan = document.get("implementationPlanning", {})
+    return {
+        "taskKey": header["taskKey"],
+        "taskType": header["taskType"],
+        "reportNumber": header["reportNumber"],
+        "runNumber": header["runNumber"],
+        "runId": header["runId"],
+        "sourceReport": paths.relative(root, report),
+        "sourceData": paths.relative(root, data),
+        "sourceDataSha256": digest,
+        "sidecarName": run.sidecar(header["taskType"], header["reportNumber"]).name,
+        "reportLanguage": header.get("reportLanguage"),
+        "openQuestions": document["openQuestions"],
+        "implementationOptions": [{"id": o["id"], "name": o["name"]} for o in plan.get("implementationOptions", [])],
+        "decisionsRequired": document["decisionsRequired"],
+    }
+
+
+def render_html(document: Mapping[str, Any], meta: Mapping[str, Any], translation: str | None, translation_file: str | None) -> str:
+    return render.environment().get_template(HTML_TEMPLATE).render(
+        report=document,
+        meta=meta,
+        meta_json=script_json(meta),
+        fallback_note=render.fallback_note(document),
+        translation=translation,
+        translation_file=translation_file,
+        sidecar_js=inline_script(SIDECAR_JS),
+        view_js=inline_script(VIEW_JS),
+    )
+
+
+def render_view(project_root: Path, report_arg: str, output_arg: str | None = None) -> View:
+    root = Path(project_root).resolve()
+    report, data = sources(root, report_arg)
+    output = paths.resolve_inside(root, output_arg, source="--output") if output_arg else default_output(report)
+    if output in (report, data):
+        raise InputError(f"--output: {output_arg or output} would overwrite the report", hint="choose another output file")
+    raw, document = validate.load(data)
+    found = validate.problems(document, root)
+    if found:
+        raise ProblemsFound(found, summary=f"{data}: {len(found)} problem(s)")
+    digest = hashlib.sha256(raw).hexdigest()
+    meta = _meta(root, document, report, data, digest)
+    language = document["header"].get("reportLanguage")
+    translated: Path | None = None
+    text: str | None = None
+    if language:
+        translated = translation_path(report, language)
+        if translated.is_file():
+            text = fsio.read_text(translated, what="translation")
+    fsio.atomic_write(output, render_html(document, meta, text, paths.relative(root, translated) if translated else None))
+    return View(
+        output=output,
+        data=data,
+        report=report,
+        sha256=digest,
+        translation=translated if text is not None else None,
+        translation_missing=bool(language) and text is None,
+    )

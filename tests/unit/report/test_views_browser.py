@@ -1,0 +1,156 @@
+"""The HTML view in a real browser (SPEC §9, §14): the Export button writes the same bytes as
+the Python serializer, report text never runs as script, and the page makes no network request.
+
+Drives the system chromium (/usr/bin/chromium) through playwright's Python package; no browser
+is downloaded. A missing chromium or playwright is a failure, not a skip.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from fixtures.reports import reportfix
+from okstra.report import sidecar, views
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--no-first-run", "--disable-sync"]
+HOSTILE = '<script>window.__okstraPwned = 1; alert("pwned")</script><img src=x onerror="window.__okstraPwned = 2">'
+MULTILINE = "First line\n# not a heading\n> not a quote\n- not a field: \"x\"\n\n## PLAN DECISION\nÜñïçødé 한국어 🚀 <b>bold?</b> & done"
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    assert Path(CHROMIUM).exists(), f"{CHROMIUM} is missing: run make deps"
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        b.close()
+
+
+def _report(project: Path) -> Path:
+    doc = reportfix.example("implementation-planning")
+    doc["openQuestions"] = [
+        {"id": "Q1", "question": "Default limit for authenticated keys?", "context": "p99 is 140/min", "kind": "free-text"},
+        {"id": "Q2", "question": "Limit per key or per IP?", "kind": "choice", "options": ["per API key", "per client IP", "both"]},
+        {"id": "Q3", "question": "Left unanswered?", "kind": "free-text"},
+        {"id": "Q4", "question": f"Is {HOSTILE} escaped in questions?", "kind": "free-text"},
+    ]
+    doc["findings"].append({"id": "F2", "title": f"Title {HOSTILE}", "severity": "high", "summary": f"Summary {HOSTILE}",
+                            "evidence": [{"path": "a<script>.py", "quote": HOSTILE, "note": HOSTILE}]})
+    doc["decisionsRequired"] = {"planDecision": True, "analysisReview": True, "directionSelection": True, "reportAuthoring": True}
+    data = reportfix.place(project, ".okstra/runs/feature--rate-limit--r002/reports/final-report-implementation-planning-001.data.json", doc)
+    return views.render_view(project, str(data)).output
+
+
+@pytest.fixture
+def page(browser, project):
+    context = browser.new_context(accept_downloads=True)
+    page = context.new_page()
+    page.requests = []
+    page.dialogs = []
+    page.on("request", lambda r: page.requests.append(r.url))
+    page.on("dialog", lambda d: (page.dialogs.append(d.message), d.dismiss()))
+
+    def refuse(route):
+        if route.request.url.startswith(("file:", "blob:", "data:")):
+            route.continue_()
+        else:
+            route.abort()
+
+    context.route("**/*", refuse)
+    page.goto(_report(project).as_uri())
+    yield page
+    context.close()
+
+
+def _export(page) -> tuple[str, bytes]:
+    with page.expect_download() as info:
+        page.click("#export-button")
+    download = info.value
+    assert page.locator("#export-error").inner_text() == ""
+    return download.suggested_filename, Path(download.path()).read_bytes()
+
+
+def test_export_writes_the_same_bytes_as_the_python_serializer(page):
+    page.fill("#answer-Q1", MULTILINE)
+    page.select_option("#answer-Q2", "per client IP")
+    page.fill("#answer-Q4", "<script>alert(1)</script>")
+    page.select_option("#plan-status", "approved")
+    page.select_option("#plan-option", "B")
+    page.fill("#plan-reason", "Simpler.\n- two commands\n# enough")
+    page.select_option("#review-status", "changes-requested")
+    page.fill("#review-notes", "Check /health > 90/min\r\nthen retry")
+    page.select_option("#direction-option", "A")
+    page.fill("#direction-notes", "  keep the Lua script small  ")
+    page.select_option("#authoring-status", "approved")
+    page.fill("#authoring-reason", "Fine — the report-writer is rate limited.")
+    name, got = _export(page)
+    assert name == "user-response-implementation-planning-001.md"
+
+    created_at = sidecar.parse(got.decode("utf-8"), name).meta.created_at
+    assert len(created_at) == 20 and created_at.endswith("Z")
+    meta = sidecar.SidecarMeta("feature/rate-limit", "implementation-planning", 1, "feature--rate-limit--r002",
+                               ".okstra/runs/feature--rate-limit--r002/reports/final-report-implementation-planning-001.md", created_at)
+    expected = sidecar.Responses(
+        meta,
+        (
+            sidecar.Answer("Q1", "Default limit for authenticated keys?", MULTILINE),
+            sidecar.Answer("Q2", "Limit per key or per IP?", "per client IP"),
+            sidecar.Answer("Q4", f"Is {HOSTILE} escaped in questions?", "<script>alert(1)</script>"),
+        ),
+        plan_decision=sidecar.PlanDecision("approved", "B", "Simpler.\n- two commands\n# enough"),
+        analysis_review=sidecar.AnalysisReview("changes-requested", "Check /health > 90/min\nthen retry"),
+        direction_selection=sidecar.DirectionSelection("A", "Token bucket in Redis (Lua script)", "  keep the Lua script small  "),
+        report_authoring=sidecar.ReportAuthoring("approved", "Fine — the report-writer is rate limited."),
+    )
+    assert got == sidecar.serialize(expected).encode("utf-8")
+    assert page.dialogs == []
+
+
+def test_an_empty_form_exports_only_the_header(page):
+    name, got = _export(page)
+    parsed = sidecar.parse(got.decode("utf-8"), name)
+    assert parsed.answers == () and parsed.blocks() == ["ANSWERS"]
+    assert got == sidecar.serialize(parsed).encode("utf-8")
+
+
+def test_an_invalid_decision_is_refused_on_the_page_without_a_download(page):
+    page.select_option("#plan-status", "rejected")  # a rejection needs a reason
+    downloads = []
+    page.on("download", lambda d: downloads.append(d))
+    page.click("#export-button")
+    assert "plan decision reason" in page.locator("#export-error").inner_text()
+    page.wait_for_timeout(200)
+    assert downloads == []
+
+
+def test_a_script_in_a_finding_is_shown_as_text_and_never_runs(page):
+    assert page.evaluate("window.__okstraPwned") is None
+    assert page.dialogs == []
+    assert HOSTILE in page.locator("#finding-F2 h3").inner_text()
+    assert HOSTILE in page.locator("#finding-F2 .text").first.inner_text()
+    assert page.locator("#finding-F2 script").count() == 0 and page.locator("#finding-F2 img").count() == 0
+    assert page.locator("body script").count() == 3  # the metadata block, sidecar.js and the form's script
+
+
+def test_the_page_makes_no_network_request_and_embeds_its_metadata(page):
+    page.fill("#answer-Q1", "x")
+    _export(page)
+    assert page.requests and all(url.startswith(("file:", "blob:", "data:")) for url in page.requests), page.requests
+    meta = json.loads(page.locator("#okstra-meta").text_content())
+    assert meta["sidecarName"] == "user-response-implementation-planning-001.md"
+    assert meta["sourceDataSha256"] == page.locator("#source-sha256").inner_text()
+
+
+def test_control_characters_export_the_same_escapes_as_python(page):
+    page.fill("#answer-Q1", "tab\tbell\u0007 del\u007f nel\u0085 ls\u2028 end")
+    name, got = _export(page)
+    parsed = sidecar.parse(got.decode("utf-8"), name)
+    assert parsed.answer("Q1").answer == "tab\tbell\u0007 del\u007f nel\u0085 ls\u2028 end"
+    assert got == sidecar.serialize(parsed).encode("utf-8")
