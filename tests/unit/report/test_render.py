@@ -189,3 +189,13 @@ def test_main_exit_codes_and_json(project, capsys):
     assert captured.err.startswith("render-final-report: $.findings[1].severity")
     assert render_final_report.main(["missing.data.json"]) == 2
     assert render_final_report.main([]) == 2
+
+
+def test_the_large_generated_report_validates_and_renders_every_finding(project):
+    from fixtures.reports import make_large
+
+    data = make_large.write(project / "large.data.json")
+    assert 1_900_000 < data.stat().st_size < 3_000_000
+    text = render.render_final_report(project, str(data), snapshot=False).output.read_text(encoding="utf-8")
+    assert text.count("\n### F") == make_large.FINDINGS
+    assert "### F1000. " in text

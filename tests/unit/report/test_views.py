@@ -198,3 +198,9 @@ def test_arbitrary_report_text_never_appears_unescaped(project, text):
 def _meta_for(project, doc):
     report = project / REPORTS / "r.md"
     return views._meta(project, doc, report, report.with_suffix(".data.json"), "0" * 64)
+
+
+def test_the_lead_authored_fallback_is_said_on_the_page(project):
+    data = reportfix.place_fallback(project)
+    text = views.render_view(project, str(data)).output.read_text(encoding="utf-8")
+    assert '<p class="note" id="fallback-note"><strong>Lead-authored fallback: report-writer dispatch report-writer (attempt 2) failed' in text
