@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import ctypes.util
+import functools
 import os
 import select
 import sys
@@ -160,8 +161,14 @@ def _stat(path: Path | None) -> os.stat_result | None:
 def _inside(layout: RunLayout, value: str | None) -> Path | None:
     if not value:
         return None
+    return _resolved(layout.project_root, value)
+
+
+@functools.lru_cache(maxsize=1024)
+def _resolved(root: Path, value: str) -> Path | None:
+    """Resolve a recorded path once per process (wait re-assesses every second)."""
     try:
-        return paths.resolve_inside(layout.project_root, value, source="dispatch record")
+        return paths.resolve_inside(root, value, source="dispatch record")
     except InputError:
         return None
 
