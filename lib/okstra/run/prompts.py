@@ -67,7 +67,8 @@ def _environment() -> Any:
 
 
 def render(manifest: RunManifest, dispatch: Dispatch, catalog: Catalog, *, brief: str, run_layout: Any) -> str:
-    """The prompt text of `dispatch`, from `templates/prompts/<task type>.md.j2`."""
+    """The prompt text of `dispatch`: `templates/prompts/<role>.md.j2` for a role with its
+    own template (the report writer), else `templates/prompts/<task type>.md.j2`."""
     provider = catalog.provider(dispatch.provider)
     model = provider.model(dispatch.model_id)
     context = {
@@ -89,7 +90,9 @@ def render(manifest: RunManifest, dispatch: Dispatch, catalog: Catalog, *, brief
         "result_path": dispatch.result_path,
         "brief": brief,
     }
-    return _environment().get_template(f"{manifest.task_type}.md.j2").render(**context)
+    own = f"{dispatch.role}.md.j2"
+    name = own if (TEMPLATE_DIR / own).exists() else f"{manifest.task_type}.md.j2"
+    return _environment().get_template(name).render(**context)
 
 
 def _headers(text: str) -> dict[str, list[tuple[int, str]]]:

@@ -1,0 +1,35 @@
+"""round-prepare: add a later round (report writer, re-verification, critique, translation)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+from okstra.core import cli
+from okstra.run import rounds
+from okstra.team import context
+
+PROG = "round-prepare"
+
+
+def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
+    parser = cli.parser(PROG, doc)
+    parser.add_argument("--run-manifest")
+    parser.add_argument("--role", required=True)
+    parser.add_argument("--worker", action="append", default=[])
+    parser.add_argument("--json", action="store_true")
+
+    def body() -> int:
+        args = parser.parse_args(argv)
+        run = context.open_run(args.run_manifest)
+        prepared = rounds.prepare(run.root, run.manifest_path, args.role, tuple(args.worker))
+        if args.json:
+            cli.emit_json(prepared.to_dict())
+        else:
+            for d in prepared.dispatches:
+                sys.stdout.write(f"{d.worker_id}\tattempt {d.attempt}\t{d.prompt_path}\n")
+            cli.say(PROG, f"next: team-dispatch --round {prepared.round}")
+        return cli.EXIT_OK
+
+    return cli.run(PROG, body)
+

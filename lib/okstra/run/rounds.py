@@ -1,0 +1,110 @@
+"""Later rounds of a run: the report writer, re-verification, critique, translation.
+
+render-bundle dispatches each worker's first-round role; the manifest's role
+executions name who plays the later ones. `prepare()` adds, for each worker
+holding the role, a new pending attempt (fresh prompt, result, log and
+heartbeat paths from the run layout, so no earlier file is ever read as the
+new result) with a prompt for that role, under the team-state lock.
+`team-dispatch --round <round>` then launches it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from okstra.core import fsio
+from okstra.core.errors import InputError, RefusedError
+from okstra.model import team_state
+from okstra.model.dispatch import COMPLETED, PENDING, Dispatch
+from okstra.model.run_manifest import RunManifest
+from okstra.model.team_state import TeamState
+from okstra.run import catalog as catalog_loader
+from okstra.run import layout, prompts, roles
+
+LATER_ROLES = ("verifier", "critic", "report-writer", "translator")
+
+
+@dataclass(frozen=True)
+class Round:
+    run_id: str
+    role: str
+    round: str
+    dispatches: tuple[Dispatch, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "runId": self.run_id,
+            "role": self.role,
+            "round": self.round,
+            "dispatches": [
+                {"workerId": d.worker_id, "attempt": d.attempt, "promptPath": d.prompt_path, "resultPath": d.result_path}
+                for d in self.dispatches
+            ],
+        }
+
+
+def _brief(role: str, state: TeamState, run: layout.RunLayout) -> str:
+    done = [d for d in state.latest() if d.status == COMPLETED and d.result_path]
+    if not done:
+        raise RefusedError(
+            f"run {state.run_id} has no completed result for a {role} round to work from",
+            hint="wait for the first round with worker-wait",
+        )
+    lines = [f"- `{d.result_path}` ({d.worker_id}, {d.role}, {d.provider}/{d.model_id})" for d in done]
+    return "## Results to work from\n\n" + "\n".join(lines)
+
+
+def prepare(project_root: Path, manifest_path: Path, role: str, workers: tuple[str, ...] = ()) -> Round:
+    if role not in LATER_ROLES:
+        raise InputError(f"--role {role!r} is not a later-round role", hint=f"use one of {', '.join(LATER_ROLES)}")
+    manifest = RunManifest.from_dict(fsio.read_json(manifest_path, what="run manifest"), str(manifest_path))
+    holders = [e for e in manifest.role_executions if e.role == role and e.worker_id != "leader"]
+    if workers:
+        unknown = sorted(set(workers) - {e.worker_id for e in holders})
+        if unknown:
+            known = ", ".join(e.worker_id for e in holders) or "none"
+            raise InputError(f"--worker {', '.join(unknown)} does not hold the {role} role in this run", hint=f"holders: {known}")
+        holders = [e for e in holders if e.worker_id in workers]
+    if not holders:
+        raise RefusedError(f"no worker holds the {role} role in run {manifest.run_id}", hint="render the run with that role")
+    run = layout.for_project(project_root).run(manifest.run_id)
+    catalog = catalog_loader.load(project_root)
+    round_name = roles.ROUND_OF_ROLE[role]
+    added: list[Dispatch] = []
+
+    def change(state: TeamState) -> TeamState:
+        for holder in holders:
+            newest = state.find(holder.worker_id)
+            if not newest.terminal:
+                raise RefusedError(
+                    f"worker {holder.worker_id} is still {newest.status} (attempt {newest.attempt})",
+                    hint="wait for it with worker-wait, or reclaim the round first",
+                )
+        brief = _brief(role, state, run)
+        new: list[Dispatch] = []
+        for holder in holders:
+            attempt = state.find(holder.worker_id).attempt + 1
+            dispatch = Dispatch(
+                worker_id=holder.worker_id,
+                role=role,
+                provider=holder.provider,
+                model_id=holder.model_id,
+                status=PENDING,
+                attempt=attempt,
+                round=round_name,
+                prompt_path=run.relative(run.prompt_path(holder.worker_id, attempt)),
+                result_path=run.relative(run.result_path(holder.worker_id, attempt)),
+                log_path=run.relative(run.log_path(holder.worker_id, attempt)),
+                liveness_mode="heartbeat",
+                liveness_artifact=run.relative(run.heartbeat_path(holder.worker_id, attempt)),
+            )
+            text = prompts.render(manifest, dispatch, catalog, brief=brief, run_layout=run)
+            fsio.atomic_write(run.prompt_path(holder.worker_id, attempt), text)
+            new.append(dispatch)
+        added.extend(new)
+        return TeamState(state.run_id, state.dispatches + tuple(new))
+
+    team_state.update(run.team_state, change)
+    return Round(manifest.run_id, role, round_name, tuple(added))

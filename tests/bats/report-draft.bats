@@ -1,0 +1,33 @@
+#!/usr/bin/env bats
+
+load test_helper
+
+setup() {
+  okstra_setup
+  export PATH="$REPO_ROOT/tests/fakes:$PATH"
+  render-bundle --task-key demo/draft --task-type analysis --workers claude,codex --backend cli-wrapper >/dev/null
+}
+
+@test "drafts valid report data from the report writer's result" {
+  team-dispatch >/dev/null 2>&1 && worker-wait --timeout 60 >/dev/null 2>&1
+  round-prepare --role report-writer >/dev/null 2>&1
+  team-dispatch --round report >/dev/null 2>&1 && worker-wait --timeout 60 >/dev/null 2>&1
+  run report-draft --owner "Demo User"
+  assert_success
+  assert_output ".okstra/runs/demo--draft--r001/reports/final-report-analysis-001.data.json"
+  run render-final-report --no-snapshot "$output"
+  assert_success
+}
+
+@test "without a report writer it refuses and points at the ways forward" {
+  run --separate-stderr report-draft
+  assert_failure 2
+  [[ "$stderr" == *"has no completed report-writer dispatch; run round-prepare --role report-writer"* ]]
+  [ ! -e .okstra/runs/demo--draft--r001/reports/final-report-analysis-001.data.json ]
+}
+
+@test "a skeleton names the lead as author" {
+  run report-draft --skeleton --json
+  assert_success
+  assert_line --partial '"reportAuthor": "Okstra lead"'
+}

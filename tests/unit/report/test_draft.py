@@ -1,0 +1,75 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from okstra.core import errors, schemas
+from okstra.model import team_state
+from okstra.model.dispatch import COMPLETED, Usage
+from okstra.report import draft
+from okstra.run import bundle, rounds
+from okstra.run.layout import for_project
+
+CONTENT = {
+    "aiHandoffSummary": "Two analysts agree.",
+    "findings": [{"id": "F1", "title": "A finding", "severity": "low", "summary": "x", "evidence": [{"path": "a.py"}]}],
+    "openQuestions": [{"id": "Q1", "question": "Which way?", "kind": "free-text"}],
+}
+
+
+def _finish(run, worker, text, usage):
+    d = team_state.load(run.team_state).find(worker)
+    (run.project_root / d.result_path).write_text(text)
+    team_state.update_dispatch(run.team_state, worker, d.attempt, lambda x: x.evolve(status=COMPLETED, usage=usage))
+
+
+def _run_with_writer(project, block: str):
+    made = bundle.render(project, bundle.BundleRequest("demo/draft", "analysis", workers=("claude", "codex"), backend="cli-wrapper"))
+    run = for_project(project).run(made.run_id)
+    _finish(run, "claude", "# A\n", Usage(100, 10, 50, 0.25))
+    _finish(run, "codex", "# B\n", Usage(200, 20, 0, None))
+    rounds.prepare(project, made.run_manifest_path, "report-writer")
+    _finish(run, "claude", f"# Report\n\n```json\n{block}\n```\n", Usage(1000, 100, 500, 0.5))
+    return made, run
+
+
+def test_the_draft_takes_content_from_the_writer_and_facts_from_the_records(project):
+    made, run = _run_with_writer(project, json.dumps(CONTENT))
+    done = draft.draft(project, made.run_manifest_path, owner="Mina")
+    doc = json.loads(done.data_path.read_text())
+    assert done.data_path == run.report_data("analysis", made.report_number)
+    assert schemas.problems("final-report-v2.0", doc) == []
+    assert doc["findings"] == CONTENT["findings"] and doc["openQuestions"] == CONTENT["openQuestions"]
+    assert doc["header"]["reportAuthor"] == "report-writer (Claude Code, claude-sonnet-4-5)"
+    assert doc["header"]["reportOwner"] == "Mina" and doc["header"]["runId"] == made.run_id
+    usage = {(p.get("workerId"), p["role"]): p["usage"] for p in doc["participants"]}
+    assert usage[("claude", "analyst")] == {"inputTokens": 100, "outputTokens": 10, "cachedTokens": 50, "costUsd": 0.25}
+    assert usage[("claude", "report-writer")]["inputTokens"] == 1000
+    assert usage[("codex", "analyst")]["costUsd"] is None
+    assert doc["decisionsRequired"]["analysisReview"] is True
+
+
+def test_a_writer_cannot_set_the_header_or_participants(project):
+    forged = dict(CONTENT, participants=[], header={"reportAuthor": "me"})
+    made, run = _run_with_writer(project, json.dumps(forged))
+    with pytest.raises(errors.InputError, match="sets header, participants, which okstra fills"):
+        draft.draft(project, made.run_manifest_path)
+    assert not run.report_data("analysis", made.report_number).exists()
+
+
+def test_a_result_without_a_json_block_is_refused(project):
+    made, _ = _run_with_writer(project, "")
+    team = team_state.load(for_project(project).run(made.run_id).team_state)
+    writer = team.find("claude")
+    (project / writer.result_path).write_text("# Report\n\nno block here\n")
+    with pytest.raises(errors.InputError, match="no ```json block"):
+        draft.draft(project, made.run_manifest_path)
+
+
+def test_no_report_writer_is_refused_unless_a_skeleton_is_asked(project):
+    made = bundle.render(project, bundle.BundleRequest("demo/draft", "analysis", workers=("claude",), backend="cli-wrapper"))
+    with pytest.raises(errors.RefusedError, match="--skeleton"):
+        draft.draft(project, made.run_manifest_path)
+    done = draft.draft(project, made.run_manifest_path, skeleton_only=True)
+    assert done.document["header"]["reportAuthor"] == "Okstra lead"
