@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# shellcheck disable=SC2154  # bats sets $stderr
 # hooks/write-guard: the real sh door fed Claude Code's PreToolUse JSON on stdin.
 # Allow = exit 0 and no output; deny = exit 0 and permissionDecision "deny" JSON.
 

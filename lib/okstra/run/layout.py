@@ -140,6 +140,11 @@ class ProjectLayout:
     def config(self) -> Path:
         return self.okstra_dir / "config.yaml"
 
+    @property
+    def hooks_install_record(self) -> Path:
+        """What hooks-install added to .claude/settings.json, so --uninstall removes only that."""
+        return self.okstra_dir / "hooks-install.json"
+
     def task_dir(self, key: TaskKey) -> Path:
         return self.okstra_dir / "tasks" / key.group / key.task_id
 
