@@ -82,10 +82,10 @@ json_get() { python3 -c 'import json, sys; print(json.load(sys.stdin)[sys.argv[1
   grep -q '"terminalBackend": "tmux-pane"' .okstra/runs/feature--demo--r001/run-manifest.json
 }
 
-@test "refuses --stage until stage maps are available, writing nothing" {
+@test "refuses --stage without the approved plan, writing nothing" {
   run --separate-stderr render-bundle --task-key feature/demo --task-type implementation --stage 1
   assert_failure 2
-  [[ "$stderr" == "render-bundle: --stage needs an approved implementation plan; stage map support is not available yet"* ]]
+  [[ "$stderr" == "render-bundle: --stage needs --plan PLAN; name the approved implementation plan report (its .md)" ]]
   [ ! -e .okstra ]
 }
 

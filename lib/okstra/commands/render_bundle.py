@@ -34,6 +34,7 @@ def _run(args: argparse.Namespace) -> int:
         report_language=args.report_language,
         backend=args.backend,
         stage=_stage(args.stage) if args.stage is not None else None,
+        plan=args.plan,
         lead_pane=args.lead_pane,
     )
     result = bundle.render(root, request)
@@ -58,6 +59,7 @@ def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
     parser.add_argument("--report-language")
     parser.add_argument("--backend")
     parser.add_argument("--stage")
+    parser.add_argument("--plan")
     parser.add_argument("--lead-pane")
     parser.add_argument("--project-root")
     parser.add_argument("--json", action="store_true")

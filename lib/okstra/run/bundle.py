@@ -23,7 +23,7 @@ from typing import Any
 from okstra.core import fsio, schemas
 from okstra.core.errors import InputError, RefusedError, StateError
 from okstra.model import active_run
-from okstra.model.active_run import ActiveRun
+from okstra.model.active_run import ActiveRun, ApprovedStage
 from okstra.model.catalog import Catalog
 from okstra.model.dispatch import PENDING, Dispatch
 from okstra.model.run_manifest import BACKENDS, TASK_TYPES, RunManifest
@@ -48,6 +48,7 @@ class BundleRequest:
     report_language: str | None = None
     backend: str | None = None
     stage: int | None = None
+    plan: str | None = None
     lead_pane: str | None = None
     brief: str | None = None
 
@@ -105,17 +106,44 @@ def _lead_pane(request: BundleRequest, backend: str) -> str | None:
     return pane
 
 
-def _stage(request: BundleRequest) -> None:
+def _stage(request: BundleRequest, root: Path, key: layout.TaskKey) -> ApprovedStage | None:
+    """The approved stage `--stage N` renders, from the approved plan `--plan` (SPEC §7).
+
+    The plan is an implementation-planning report of the same task whose sidecar
+    holds an approved PLAN DECISION; its stage map names the stage's title and
+    planned paths; the task's consumer log gives the base commit (the head of the
+    dependency recorded done last).
+    """
     if request.stage is None:
-        return
+        if request.plan is not None:
+            raise InputError("--plan goes with --stage N", hint="add --stage N, or drop --plan")
+        return None
     if isinstance(request.stage, bool) or not isinstance(request.stage, int) or request.stage < 1:
         raise InputError(f"--stage {request.stage!r} is not a stage number", hint="stages are numbered from 1")
-    # Seam: stage rendering needs the approved plan's stage map and the task's
-    # consumer log (okstra.report.stage_map, SPEC §7); until it lands, refuse.
-    raise RefusedError(
-        "--stage needs an approved implementation plan; stage map support is not available yet",
-        hint="render without --stage",
-    )
+    if request.task_type != "implementation":
+        raise InputError(f"--stage renders an implementation stage, not {request.task_type}", hint="use --task-type implementation")
+    if request.plan is None:
+        raise InputError("--stage needs --plan PLAN", hint="name the approved implementation plan report (its .md)")
+    from okstra.report import stage_map, stage_queue, user_response
+
+    plan = user_response.load_report(root, request.plan)
+    if plan.task_type != "implementation-planning" or plan.task_key != str(key):
+        raise RefusedError(
+            f"--plan {request.plan!r} is a {plan.task_type} report of {plan.task_key}",
+            hint=f"name an implementation-planning report of {key}",
+        )
+    responses = user_response.read_sidecar(plan)
+    decision = responses.plan_decision if responses is not None else None
+    if decision is None or decision.status != "approved":
+        state = "has no PLAN DECISION" if decision is None else f"says {decision.status}"
+        raise RefusedError(
+            f"the plan {request.plan!r} is not approved: its sidecar {plan.run.relative(plan.sidecar)} {state}",
+            hint="the user approves it in the report's HTML view or with user-response-write --plan-decision",
+        )
+    stages = stage_map.load(plan.markdown, root=root)
+    row = stages.row(request.stage)
+    base = stage_queue.base_commit_for(layout.for_project(root), key, stages, request.stage)
+    return ApprovedStage(row.stage, row.title, row.planned_paths, base)
 
 
 def _brief(request: BundleRequest) -> str:
@@ -144,7 +172,7 @@ def render(project_root: Path, request: BundleRequest, *, catalog: Catalog | Non
     key = layout.TaskKey.parse(request.task_key)
     if request.task_type not in TASK_TYPES:
         raise InputError(f"--task-type {request.task_type!r} is not a task type", hint=f"use one of {', '.join(TASK_TYPES)}")
-    _stage(request)
+    approved = _stage(request, root, key)
     backend = _backend(request, root)
     lead_pane = _lead_pane(request, backend)
     brief = _brief(request)
@@ -193,6 +221,7 @@ def render(project_root: Path, request: BundleRequest, *, catalog: Catalog | Non
         run_dir=rel(run.dir),
         run_manifest_path=rel(run.manifest),
         phase=PHASE,
+        stage=approved,
     )
     manifest = RunManifest(
         run_id=run_id,
@@ -209,11 +238,17 @@ def render(project_root: Path, request: BundleRequest, *, catalog: Catalog | Non
         logs_dir=rel(run.logs_dir),
         reports_dir=rel(run.reports_dir),
         lead_pane_id=lead_pane,
+        stage=approved.number if approved else None,
+        base_commit=approved.base_commit if approved else None,
         report_language=plan.report_language,
         participants=plan.participants,
         role_executions=plan.role_executions,
         assignments=plan.assignments,
-        active_run_context={"activeRunPath": rel(project.active_run), "phase": PHASE, "approvedStage": None},
+        active_run_context={
+            "activeRunPath": rel(project.active_run),
+            "phase": PHASE,
+            "approvedStage": approved.to_dict() if approved else None,
+        },
     )
     texts = {d.worker_id: prompts.render(manifest, d, catalog, brief=brief, run_layout=run) for d in dispatches}
 

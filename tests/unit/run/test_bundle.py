@@ -114,7 +114,7 @@ def test_the_result_lists_project_relative_paths(project):
         ({"task_type": "nope"}, InputError, "is not a task type"),
         ({"backend": "screen"}, InputError, "is not a backend"),
         ({"backend": "tmux-pane", "lead_pane": "$(rm -rf /)"}, InputError, "is not a pane id"),
-        ({"stage": 1, "task_type": "implementation"}, RefusedError, "--stage needs an approved implementation plan; stage map support is not available yet"),
+        ({"stage": 1, "task_type": "implementation"}, InputError, "--stage needs --plan PLAN"),
         ({"stage": 0}, InputError, "is not a stage number"),
     ],
 )

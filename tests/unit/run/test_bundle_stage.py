@@ -1,0 +1,88 @@
+"""render-bundle --stage N --plan PLAN: the approved stage becomes the write guard's scope."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from okstra.core import errors
+from okstra.model import active_run
+from okstra.model.run_manifest import load as load_manifest
+from okstra.report import stage_queue, user_response
+from okstra.run import bundle
+from okstra.run.layout import for_project
+
+FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "reports" / "implementation-planning.data.json"
+KEY = "feature/rate-limit"
+
+
+def _plan(project: Path, *, approve: str | None = "approved") -> str:
+    run = for_project(project).run("feature--rate-limit--r002")
+    data = run.report_data("implementation-planning", 1)
+    data.parent.mkdir(parents=True)
+    shutil.copy(FIXTURE, data)
+    markdown = run.report_markdown("implementation-planning", 1)
+    markdown.write_text("# plan\n")
+    rel = run.relative(markdown)
+    if approve:
+        decision = {"status": approve, "option": "A", "reason": "looks right"}
+        user_response.write(project, rel, "{}", plan_decision=json.dumps(decision))
+    return rel
+
+
+def _stage(project: Path, n: int, plan: str | None) -> bundle.BundleResult:
+    request = bundle.BundleRequest(KEY, "implementation", workers=("claude", "codex"), backend="cli-wrapper", stage=n, plan=plan)
+    return bundle.render(project, request)
+
+
+def test_stage_one_of_an_approved_plan_becomes_the_approved_stage(project):
+    made = _stage(project, 1, _plan(project))
+    stage = active_run.load(project).stage
+    assert (stage.number, stage.title, stage.planned_paths, stage.base_commit) == (
+        1,
+        "Limiter core and Lua script",
+        ("api/limiter/**", "tests/limiter/**"),
+        None,
+    )
+    manifest = load_manifest(made.run_manifest_path)
+    assert (manifest.stage, manifest.base_commit) == (1, None)
+    assert manifest.active_run_context["approvedStage"]["plannedPaths"] == ["api/limiter/**", "tests/limiter/**"]
+
+
+def test_the_next_stage_starts_from_its_dependency_s_done_head(project):
+    plan = _plan(project)
+    stage_queue.record(for_project(project), KEY, 1, "done", "a1b2c3d4")
+    _stage(project, 2, plan)
+    assert active_run.load(project).stage.base_commit == "a1b2c3d4"
+
+
+def test_a_stage_whose_dependency_is_not_done_is_refused_and_nothing_written(project):
+    plan = _plan(project)
+    before = sorted(p for p in (project / ".okstra").rglob("*") if p.is_file())
+    with pytest.raises(errors.RefusedError, match="depends on stage"):
+        _stage(project, 2, plan)
+    assert sorted(p for p in (project / ".okstra").rglob("*") if p.is_file()) == before
+
+
+@pytest.mark.parametrize("decision", [None, "revision-requested"])
+def test_a_plan_without_an_approved_decision_is_refused(project, decision):
+    plan = _plan(project, approve=decision)
+    with pytest.raises(errors.RefusedError, match="is not approved"):
+        _stage(project, 1, plan)
+    assert not active_run.path_for(project).exists()
+
+
+def test_stage_without_plan_and_plan_without_stage_are_usage_errors(project):
+    with pytest.raises(errors.InputError, match="--stage needs --plan"):
+        _stage(project, 1, None)
+    request = bundle.BundleRequest(KEY, "implementation", backend="cli-wrapper", plan="x.md")
+    with pytest.raises(errors.InputError, match="--plan goes with --stage"):
+        bundle.render(project, request)
+
+
+def test_a_plan_outside_the_project_is_refused(project, tmp_path):
+    with pytest.raises(errors.PathEscapeError):
+        _stage(project, 1, str(tmp_path / "elsewhere.md"))
