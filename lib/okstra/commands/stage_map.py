@@ -38,7 +38,7 @@ def _queue_text(q: stage_queue.QueueState, smap: stage_map.StageMap) -> str:
 
 def _run(args: argparse.Namespace) -> int:
     root = paths.find_project_root(explicit=args.project_root)
-    plan = paths.resolve_inside(root, args.plan, source="PLAN")
+    plan = paths.argument(root, args.plan, source="PLAN")
     smap = stage_map.load(plan, root=root)
     doc: dict[str, Any] = {
         "plan": paths.relative(root, plan),

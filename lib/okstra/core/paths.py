@@ -44,14 +44,21 @@ def is_inside(path: Path, root: Path) -> bool:
         return False
 
 
-def resolve_inside(root: Path, value: str | os.PathLike[str], *, source: str, allow_okstra_root: bool = False) -> Path:
-    """Resolve `value` (relative to `root`, or absolute) and refuse it outside `root`."""
+def resolve_inside(
+    root: Path,
+    value: str | os.PathLike[str],
+    *,
+    source: str,
+    allow_okstra_root: bool = False,
+    base: Path | None = None,
+) -> Path:
+    """Resolve `value` (relative to `base`, default `root`; or absolute) and refuse it outside `root`."""
     text = os.fspath(value)
     if not text or "\x00" in text:
         raise InputError(f"{source}: {text!r} is not a usable path")
     root = Path(root).resolve()
     candidate = Path(text).expanduser()
-    resolved = (candidate if candidate.is_absolute() else root / candidate).resolve()
+    resolved = (candidate if candidate.is_absolute() else (base or root) / candidate).resolve()
     if is_inside(resolved, root):
         return resolved
     if allow_okstra_root and is_inside(resolved, settings.current().root.expanduser().resolve()):
@@ -60,6 +67,12 @@ def resolve_inside(root: Path, value: str | os.PathLike[str], *, source: str, al
         f"{source}: {text!r} resolves to {resolved}, outside the project {root}",
         hint="use a path inside the project",
     )
+
+
+def argument(root: Path, value: str | os.PathLike[str], *, source: str) -> Path:
+    """A path given on the command line: relative to the current directory, as a shell
+    user means it (stored paths are relative to the project root instead)."""
+    return resolve_inside(root, value, source=source, base=Path.cwd())
 
 
 def relative(root: Path, path: Path) -> str:

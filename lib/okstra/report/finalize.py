@@ -41,7 +41,7 @@ def manifest_path(project_root: Path, manifest_arg: str | None) -> Path:
     """`--run-manifest`, else the active run's manifest."""
     root = Path(project_root)
     if manifest_arg:
-        return paths.resolve_inside(root, manifest_arg, source="--run-manifest")
+        return paths.argument(root, manifest_arg, source="--run-manifest")
     active = active_run.load(root)
     if active is None:
         raise InputError("no active run in this project", hint="pass --run-manifest .okstra/runs/<run-id>/run-manifest.json")

@@ -135,8 +135,8 @@ def render_final_report(
     failure to write the copy is a warning only.
     """
     root = Path(project_root)
-    data = paths.resolve_inside(root, data_arg, source="DATA")
-    output = paths.resolve_inside(root, output_arg, source="--output") if output_arg else default_output(data)
+    data = paths.argument(root, data_arg, source="DATA")
+    output = paths.argument(root, output_arg, source="--output") if output_arg else default_output(data)
     if output in (data, last_valid_path(data)):
         raise InputError(f"--output: {output_arg or output} would overwrite the report data", hint="choose another output file")
     raw, document = validate.load(data)

@@ -62,7 +62,7 @@ def now() -> str:
 
 
 def _report_files(root: Path, value: str) -> tuple[RunLayout, Path, Path]:
-    path = paths.resolve_inside(root, value, source="--report")
+    path = paths.argument(root, value, source="--report")
     name = path.name
     if name.endswith(DATA_SUFFIX):
         stem = name[: -len(DATA_SUFFIX)]
@@ -317,7 +317,7 @@ def run_of(root: Path, manifest: str | None) -> RunLayout:
         if active is None:
             raise InputError("no active run", hint="pass --run-manifest .okstra/runs/<run-id>/run-manifest.json")
         manifest = active.run_manifest_path
-    path = paths.resolve_inside(root, manifest, source="--run-manifest")
+    path = paths.argument(root, manifest, source="--run-manifest")
     loaded = run_manifest.load(path)
     run = layout.run(loaded.run_id)
     if run.manifest != path:

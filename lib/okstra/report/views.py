@@ -44,7 +44,7 @@ class View:
 
 def sources(project_root: Path, report_arg: str) -> tuple[Path, Path]:
     """(markdown report, data file) for REPORT given as either of them."""
-    given = paths.resolve_inside(project_root, report_arg, source="REPORT")
+    given = paths.argument(project_root, report_arg, source="REPORT")
     if given.name.endswith(render.DATA_SUFFIX):
         return render.default_output(given), given
     if given.suffix == ".md":
@@ -112,7 +112,7 @@ def render_html(document: Mapping[str, Any], meta: Mapping[str, Any], translatio
 def render_view(project_root: Path, report_arg: str, output_arg: str | None = None) -> View:
     root = Path(project_root).resolve()
     report, data = sources(root, report_arg)
-    output = paths.resolve_inside(root, output_arg, source="--output") if output_arg else default_output(report)
+    output = paths.argument(root, output_arg, source="--output") if output_arg else default_output(report)
     if output in (report, data):
         raise InputError(f"--output: {output_arg or output} would overwrite the report", hint="choose another output file")
     raw, document = validate.load(data)

@@ -175,8 +175,8 @@ def check_file(project_root: Path, prompt: str, run_manifest: str, worker_id: st
 
     root = Path(project_root).resolve()
     layout.check_worker_id(worker_id, "--worker")
-    prompt_path = paths.resolve_inside(root, prompt, source="PROMPT")
-    manifest_path = paths.resolve_inside(root, run_manifest, source="--run-manifest")
+    prompt_path = paths.argument(root, prompt, source="PROMPT")
+    manifest_path = paths.argument(root, run_manifest, source="--run-manifest")
     raw = fsio.read_json(manifest_path, what="run manifest")
     schemas.check_state("run-manifest", raw, str(manifest_path))
     manifest = manifest_model.RunManifest.from_dict(raw, str(manifest_path))

@@ -67,3 +67,13 @@ def test_a_nul_byte_is_refused(project):
 
 def test_relative_gives_the_stored_posix_form(project):
     assert paths.relative(project, project / "x" / "y.json") == "x/y.json"
+
+
+def test_a_command_line_path_is_relative_to_the_current_directory(project, monkeypatch):
+    sub = project / "sub"
+    sub.mkdir()
+    monkeypatch.chdir(sub)
+    assert paths.argument(project, "plan.md", source="PLAN") == sub / "plan.md"
+    assert paths.resolve_inside(project, "plan.md", source="state") == project / "plan.md"
+    with pytest.raises(errors.PathEscapeError):
+        paths.argument(project, "../../x", source="PLAN")
