@@ -36,6 +36,7 @@ from okstra.core.errors import InputError, ProcessError
 from okstra.team.backends.base import Backend, Closed, Launched, LaunchSpec, PartialLaunch, bad_pane_id
 
 PANE_ID = re.compile(r"^%[0-9]+$")
+MAX_CALL_BYTES = 12000  # tmux sends one call's arguments as one message (16 KiB at most)
 TAG_RUN = "@okstra-run"
 TAG_WORKER = "@okstra-worker"
 TAG_KIND = "@okstra-kind"
@@ -150,11 +151,13 @@ class TmuxBackend(Backend):
         current_window = lines[2] if len(lines) > 2 and lines[2] else window_id
         window_remain = lines[3] if len(lines) > 3 else ""
 
-        commands: list[list[str]] = [["set-option", "-w", "-t", lead, "remain-on-exit", "on"]]
+        prelude: list[list[str]] = [["set-option", "-w", "-t", lead, "remain-on-exit", "on"]]
         if not recorded_width:
-            commands.append(["set-option", "-p", "-t", lead, TAG_LEAD_WIDTH, width])
+            prelude.append(["set-option", "-p", "-t", lead, TAG_LEAD_WIDTH, width])
         # A column beside the lead; what does not fit goes to extra windows of the session.
         groups = _columns(len(specs), int(height), int(window_height))
+        env_args = [arg for k, v in self.env.items() for arg in ("-e", f"{k}={v}")]
+        per_pane: list[tuple[list[str] | None, list[list[str]]]] = []  # (split of the previous pane, or None; commands)
         index = 0
         for g, (count, column_height) in enumerate(groups):
             rows = (column_height - (count - 1)) // count
@@ -162,22 +165,24 @@ class TmuxBackend(Backend):
             for i in range(count):
                 spec = specs[index]
                 index += 1
+                continues = None
                 if i == 0 and g == 0:
                     head = ["split-window", "-h", "-t", lead]
                 elif i == 0:
                     head = ["new-window", "-t", f"{session_id}:", "-n", f"okstra {self.run_id}"]
                 else:
-                    head = ["split-window", "-v", "-l", str(remaining - rows - 1)]
+                    continues = ["split-window", "-v", "-l", str(remaining - rows - 1)]
+                    head = continues
                     remaining -= rows + 1
-                env_args = [arg for k, v in self.env.items() for arg in ("-e", f"{k}={v}")]
-                commands.append([*head, "-P", "-F", _NEW_PANE_FORMAT, *env_args, *shell_command(spec.argv, spec.cwd)])
-                commands += [
+                tail = ["-P", "-F", _NEW_PANE_FORMAT, *env_args, *shell_command(spec.argv, spec.cwd)]
+                per_pane.append((continues, [
+                    [*head, *tail],
                     ["set-option", "-p", "remain-on-exit", "on"],
                     ["set-option", "-p", TAG_RUN, self.run_id],
                     ["set-option", "-p", TAG_WORKER, spec.worker_id],
                     ["set-option", "-p", TAG_KIND, spec.kind],
                     ["select-pane", "-T", format_literal(spec.title)],
-                ]
+                ]))
         restore = [
             ["set-option", "-w", "-t", lead, "remain-on-exit", window_remain]
             if window_remain
@@ -186,18 +191,39 @@ class TmuxBackend(Backend):
         ]
         if len(groups) > 1:  # new windows became current: give the session its window back
             restore.append(["select-window", "-t", current_window])
-        done = self.call(commands + restore, check=False)
-        launched = []
-        for spec, line in zip(specs, done.stdout.splitlines(), strict=False):
-            pane_id, _, pid = line.partition("\t")
-            launched.append(Launched(spec, pane_id, int(pid) if pid.isdigit() else None))
-        if done.returncode != 0:
-            self.call(restore, check=False)
-            raise PartialLaunch(
-                f"tmux started {len(launched)} of {len(specs)} panes: {done.stderr.strip() or 'no answer'}",
-                launched,
-                hint="the started panes are recorded; make room beside the lead pane and dispatch again",
-            )
+
+        # As few client calls as tmux's message size allows (usually one): a call that
+        # continues a column names the previous call's last pane as its target.
+        launched: list[Launched] = []
+        batch: list[list[str]] = list(prelude)
+        batch_specs: list[LaunchSpec] = []
+        size = _size(batch)
+
+        def flush(final: bool) -> None:
+            nonlocal batch, batch_specs, size
+            done = self.call(batch + (restore if final else []), check=False)
+            for spec, line in zip(batch_specs, done.stdout.splitlines(), strict=False):
+                pane_id, _, pid = line.partition("\t")
+                launched.append(Launched(spec, pane_id, int(pid) if pid.isdigit() else None))
+            if done.returncode != 0 or len(done.stdout.splitlines()) < len(batch_specs):
+                self.call(restore, check=False)
+                raise PartialLaunch(
+                    f"tmux started {len(launched)} of {len(specs)} panes: {done.stderr.strip() or 'no answer'}",
+                    launched,
+                    hint="the started panes are recorded; make room beside the lead pane and dispatch again",
+                )
+            batch, batch_specs, size = [], [], 0
+
+        for spec, (continues, commands) in zip(specs, per_pane, strict=True):
+            cost = _size(commands)
+            if batch_specs and size + cost > MAX_CALL_BYTES:
+                flush(final=False)
+            if not batch_specs and continues is not None and launched:
+                commands = [[*continues, "-t", launched[-1].pane_id or lead, *commands[0][len(continues):]], *commands[1:]]
+            batch += commands
+            batch_specs.append(spec)
+            size += cost
+        flush(final=True)
         return launched
 
     # -- close ---------------------------------------------------------------------------
@@ -233,6 +259,10 @@ class TmuxBackend(Backend):
             ["resize-pane", "-t", lead, "-x", rows[lead].lead_width],
             ["set-option", "-pu", "-t", lead, TAG_LEAD_WIDTH],
         ]
+
+
+def _size(commands: Sequence[Sequence[str]]) -> int:
+    return sum(len(a.encode()) + 1 for c in commands for a in c) + 2 * len(commands)
 
 
 def _columns(count: int, lead_height: int, window_height: int) -> list[tuple[int, int]]:

@@ -1,0 +1,144 @@
+"""team-dispatch: prompt check first, batch launch, pane ids recorded, re-dispatch as a fresh attempt."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from conftest import tree_snapshot
+from fixtures.runs import FAKES
+from fixtures.team import latest, prepare, wait_for
+from fixtures.tmux import kill_all, leftovers, private_server
+from okstra.commands import team_dispatch
+from okstra.core.errors import ProblemsFound, RefusedError, StateError
+from okstra.model import team_state
+from okstra.team import dispatch, lifecycle
+
+
+@pytest.fixture(autouse=True)
+def fakes(monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", f"{FAKES}{os.pathsep}{os.environ['PATH']}")
+    yield
+    deadline = time.monotonic() + 3
+    while (left := leftovers(str(tmp_path))) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    kill_all(left)
+    assert not left
+
+
+@pytest.fixture
+def server(monkeypatch, tmp_path):
+    yield from private_server(monkeypatch, tmp_path)
+
+
+def test_dispatch_records_pane_ids_and_returns_at_once(server, project, monkeypatch):
+    monkeypatch.setenv("OKSTRA_FAKE_MODE", "slow")
+    monkeypatch.setenv("OKSTRA_FAKE_DELAY", "2")
+    run = prepare(project, lead=server.lead)
+    t0 = time.monotonic()
+    outcome = dispatch.dispatch(run)
+    assert time.monotonic() - t0 < 1.5
+    by = latest(run)
+    assert {w: by[w].pane_id for w in by} == {d.worker_id: d.pane_id for d in outcome.dispatched}
+    assert all(d.dispatched_at and d.pid for d in by.values())
+    rows = server.panes()
+    assert {rows[d.pane_id]["worker"] for d in outcome.dispatched} == set(by)
+    wait_for(run, lambda b: all(d.status == "completed" for d in b.values()))
+    # Nothing pending any more: a second dispatch starts nothing.
+    assert dispatch.dispatch(run).dispatched == []
+    lifecycle.teardown(run)
+
+
+def test_a_failing_prompt_refuses_the_whole_round(server, project):
+    run = prepare(project, workers=("claude", "codex"), lead=server.lead)
+    prompt = project / latest(run)["codex"].prompt_path
+    prompt.write_text(prompt.read_text().replace("**Task Type:**", "**Task:**"))
+    before = tree_snapshot(project / ".okstra")
+    with pytest.raises(ProblemsFound) as caught:
+        dispatch.dispatch(run)
+    assert caught.value.problems and all(p.startswith("codex attempt 1: ") for p in caught.value.problems)
+    assert tree_snapshot(project / ".okstra") == before
+    assert set(server.panes()) == {server.lead}
+
+
+def test_round_and_worker_filters(project):
+    run = prepare(project, workers=("claude", "codex"), backend="cli-wrapper")
+    assert dispatch.dispatch(run, round_name="no-such-round").dispatched == []
+    out = dispatch.dispatch(run, workers=["codex"])
+    assert [d.worker_id for d in out.dispatched] == ["codex"]
+    wait_for(run, lambda b: b["codex"].status == "completed")
+    with pytest.raises(RefusedError, match="nothing pending to dispatch for codex"):
+        dispatch.dispatch(run, workers=["codex"])
+    with pytest.raises(StateError, match="no dispatch for worker 'nobody'"):
+        dispatch.dispatch(run, workers=["nobody"])
+    lifecycle.teardown(run)
+
+
+def test_redispatch_adds_a_fresh_attempt_and_never_reuses_the_old_result(project, monkeypatch):
+    monkeypatch.setenv("OKSTRA_FAKE_MODE_CLAUDE", "crash")
+    run = prepare(project, workers=("claude",), backend="cli-wrapper")
+    dispatch.dispatch(run)
+    first = wait_for(run, lambda b: b["claude"].terminal)["claude"]
+    assert first.status == "error"
+    stale = project / first.result_path
+    stale.write_text("a stale result that must never be read as attempt 2's\n")
+    monkeypatch.setenv("OKSTRA_FAKE_MODE_CLAUDE", "ok")
+    out = dispatch.dispatch(run, redispatch=["claude"])
+    assert [(d.worker_id, d.attempt) for d in out.dispatched] == [("claude", 2)]
+    second = wait_for(run, lambda b: b["claude"].attempt == 2 and b["claude"].terminal)["claude"]
+    assert second.status == "completed"
+    assert len({first.prompt_path, second.prompt_path}) == 2 and second.result_path != first.result_path
+    assert second.log_path != first.log_path and second.liveness_artifact != first.liveness_artifact
+    assert (project / second.prompt_path).read_text() == (project / first.prompt_path).read_text()
+    assert "stale" not in (project / second.result_path).read_text()
+    assert stale.read_text().startswith("a stale result")
+    assert [d.attempt for d in run.state().dispatches] == [1, 2]
+
+
+def test_redispatch_refuses_a_worker_that_is_not_terminal(project):
+    run = prepare(project, workers=("claude",), backend="cli-wrapper")
+    before = tree_snapshot(project / ".okstra")
+    with pytest.raises(RefusedError, match="attempt 1 is still pending"):
+        dispatch.dispatch(run, redispatch=["claude"])
+    assert tree_snapshot(project / ".okstra") == before
+
+
+def test_a_bad_pane_id_in_the_state_stops_dispatch_before_anything_starts(server, project, capsys):
+    run = prepare(project, workers=("claude", "codex"), lead=server.lead)
+    team_state.update_dispatch(run.team_state_path, "codex", 1, lambda d: d.evolve(pane_id="%1 ; kill-server"))
+    before = tree_snapshot(project / ".okstra")
+    assert team_dispatch.main(["--run-manifest", str(run.manifest_path)]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "is not a tmux-pane pane id" in err
+    assert tree_snapshot(project / ".okstra") == before and set(server.panes()) == {server.lead}
+
+
+def test_sixteen_workers_dispatch_within_a_second(server, project, monkeypatch):
+    monkeypatch.setenv("OKSTRA_FAKE_MODE", "hang")
+    run = prepare(project, workers=("claude", "codex", "antigravity", "grok", "kimi"), lead=server.lead)
+    # Eleven more pending attempts of the same workers (distinct paths) make sixteen.
+    from okstra.model.dispatch import Dispatch
+    from okstra.model.team_state import TeamState
+
+    def grow(state: TeamState) -> TeamState:
+        extra = []
+        for i in range(11):
+            base = state.dispatches[i % 5]
+            extra.append(Dispatch(
+                worker_id=f"{base.worker_id}-x{i}", role=base.role, provider=base.provider, model_id=base.model_id,
+                round=base.round, prompt_path=base.prompt_path,
+                result_path=run.layout.relative(run.layout.result_path(f"{base.worker_id}-x{i}")),
+                log_path=run.layout.relative(run.layout.log_path(f"{base.worker_id}-x{i}")),
+            ))
+        return TeamState(state.run_id, state.dispatches + tuple(extra))
+
+    team_state.update(run.team_state_path, grow)
+    monkeypatch.setattr(dispatch, "check_prompts", lambda run, ds: {})  # the extra ids are not in the prompts
+    t0 = time.monotonic()
+    out = dispatch.dispatch(run)
+    elapsed = time.monotonic() - t0
+    assert len(out.dispatched) == 16 and len({d.pane_id for d in out.dispatched}) == 16
+    assert elapsed < 1.0, elapsed
+    lifecycle.teardown(run, grace=3)

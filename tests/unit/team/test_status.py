@@ -1,0 +1,70 @@
+"""team-status: the table with the evidence behind each status, and --explain."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+import pytest
+
+from fixtures.runs import FAKES
+from fixtures.team import prepare, wait_for
+from fixtures.tmux import kill_all, leftovers
+from okstra.commands import team_status
+from okstra.model import team_state
+from okstra.model.dispatch import Usage
+from okstra.team import dispatch, lifecycle, status
+
+
+@pytest.fixture(autouse=True)
+def fakes(monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", f"{FAKES}{os.pathsep}{os.environ['PATH']}")
+    yield
+    deadline = time.monotonic() + 3
+    while (left := leftovers(str(tmp_path))) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    kill_all(left)
+    assert not left
+
+
+def test_the_table_shows_each_worker_with_its_evidence(project, monkeypatch, capsys):
+    monkeypatch.setenv("OKSTRA_FAKE_MODE_GROK", "hang")
+    run = prepare(project, workers=("claude", "grok"), backend="cli-wrapper")
+    dispatch.dispatch(run)
+    wait_for(run, lambda b: b["claude"].status == "completed" and b["grok"].status == "in-progress")
+    assert team_status.main(["--run-manifest", str(run.manifest_path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split()[:7] == ["WORKER", "ROLE", "PROVIDER/MODEL", "STATUS", "ATTEMPT", "AGE", "TOKENS"]
+    claude = next(line for line in lines if line.startswith("claude"))
+    grok = next(line for line in lines if line.startswith("grok"))
+    assert "completed" in claude and " in / " in claude  # the fake claude reports token usage
+    assert "in-progress" in grok and "artifact" in grok
+    assert team_status.main(["--run-manifest", str(run.manifest_path), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    by = {w["workerId"]: w for w in doc["workers"]}
+    assert by["claude"]["health"]["done"] is True and by["claude"]["health"]["evidence"]["resultSize"] > 0
+    assert by["grok"]["health"]["evidence"]["pidAlive"] is True
+    lifecycle.teardown(run, grace=3)
+
+
+def test_explain_lists_the_evidence(project, capsys):
+    run = prepare(project, workers=("claude",), backend="cli-wrapper")
+    team_state.update_dispatch(run.team_state_path, "claude", 1, lambda d: d.evolve(
+        status="error", started_at="2026-11-30T12:00:00Z", finished_at="2026-11-30T12:01:30Z", exit_code=1,
+        pid=999999, reason="rate-limited", usage=Usage(10, 20, 5)))
+    assert team_status.main(["--run-manifest", str(run.manifest_path), "--explain", "claude"]) == 0
+    out = capsys.readouterr().out
+    for expected in ["startedAt      2026-11-30T12:00:00Z", "exit code      1", "reason         rate-limited",
+                     "pid            999999 (not running", "result", "absent", "unhealthy: ended error: rate-limited",
+                     "10 in / 20 out (5 cached)"]:
+        assert expected in out, expected
+    rows = status.table(run)
+    assert rows[0].age == 90.0
+
+
+def test_an_unknown_worker_is_exit_2_with_one_line(project, capsys):
+    run = prepare(project, workers=("claude",), backend="cli-wrapper")
+    assert team_status.main(["--run-manifest", str(run.manifest_path), "--explain", "nobody"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no dispatch for worker 'nobody'" in err[0]
