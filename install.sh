@@ -49,6 +49,10 @@ uninstall() {
     if [ -L "$prefix/$rel" ] || [ -f "$prefix/$rel" ]; then rm -f "$prefix/$rel"; fi
   done < "$manifest"
   rm -rf "$prefix/venv"
+  # Bytecode caches Python wrote beside okstra's modules (the hooks run with -I, so they do).
+  for dir in lib hooks; do
+    [ -d "$prefix/$dir" ] && find "$prefix/$dir" -type d -name __pycache__ -prune -exec rm -rf {} +
+  done
   sort -r "$manifest" | while IFS= read -r rel; do
     [ -d "$prefix/$rel" ] && rmdir "$prefix/$rel" 2>/dev/null || true
   done

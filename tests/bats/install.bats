@@ -67,3 +67,34 @@ setup() {
   assert_failure 2
   [[ "$stderr" == "install.sh: nothing installed at $PREFIX"* ]]
 }
+
+@test "--with-skill links the okstra-run skill where Claude Code finds it, and uninstall unlinks it" {
+  run "$REPO_ROOT/install.sh" --prefix "$PREFIX" --with-skill
+  assert_success
+  link="$HOME/.claude/skills/okstra-run"
+  [ -L "$link" ]
+  [ "$(readlink "$link")" = "$PREFIX/skills/okstra-run" ]
+  head -n 2 "$link/SKILL.md" | grep -qx "name: okstra-run"
+  [ -x "$PREFIX/hooks/write-guard" ] && [ -f "$PREFIX/hooks/write-guard.py" ]
+  run "$REPO_ROOT/install.sh" --prefix "$PREFIX" --uninstall
+  assert_success
+  [ ! -e "$link" ] && [ ! -L "$link" ]
+}
+
+@test "uninstall leaves a skill link that is not okstra's alone" {
+  "$REPO_ROOT/install.sh" --prefix "$PREFIX" >/dev/null
+  mkdir -p "$HOME/.claude/skills" "$HOME/my-skill"
+  ln -s "$HOME/my-skill" "$HOME/.claude/skills/okstra-run"
+  "$REPO_ROOT/install.sh" --prefix "$PREFIX" --uninstall >/dev/null
+  [ "$(readlink "$HOME/.claude/skills/okstra-run")" = "$HOME/my-skill" ]
+}
+
+@test "uninstall after the hooks ran (and cached bytecode) still leaves nothing" {
+  "$REPO_ROOT/install.sh" --prefix "$PREFIX" >/dev/null
+  mkdir -p "$PROJECT/.okstra"
+  printf '{"runId":"a--b--r001","taskKey":"a/b","taskType":"analysis","runDir":".okstra/runs/a--b--r001","runManifestPath":".okstra/runs/a--b--r001/run-manifest.json","phase":"analysis","approvedStage":null}\n' > "$PROJECT/.okstra/active-run.json"
+  CLAUDE_PROJECT_DIR="$PROJECT" "$PREFIX/hooks/write-guard" <<<'{"cwd":"/","tool_name":"Write","tool_input":{"file_path":"/tmp/x"}}' >/dev/null
+  [ -n "$(find "$PREFIX/lib" -name '*.pyc' | head -n 1)" ]
+  "$REPO_ROOT/install.sh" --prefix "$PREFIX" --uninstall >/dev/null
+  [ ! -e "$PREFIX" ]
+}

@@ -142,8 +142,8 @@ def next_step(run, manifest, state, layout: RunLayout) -> str:
             )
         return (
             f"team-reclaim{m} (all workers are terminal: PROGRESS: phase-batch-cleanup panes=<n>), then the report: "
-            f"the report writer writes {layout.relative(data)}, check it with render-final-report, "
-            f"then report-finalize{m}{retry}"
+            f"round-prepare --role report-writer{m} and team-dispatch --round report (unless the report writer ran), "
+            f"report-draft{m} (writes {layout.relative(data)}), render-final-report on it, then report-finalize{m}{retry}"
         )
     if not sidecar.exists():
         return (
