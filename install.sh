@@ -54,7 +54,7 @@ uninstall() {
     [ -d "$prefix/$dir" ] && find "$prefix/$dir" -type d -name __pycache__ -prune -exec rm -rf {} +
   done
   sort -r "$manifest" | while IFS= read -r rel; do
-    [ -d "$prefix/$rel" ] && rmdir "$prefix/$rel" 2>/dev/null || true
+    if [ -d "$prefix/$rel" ]; then rmdir "$prefix/$rel" 2>/dev/null || true; fi
   done
   if [ -L "$skill_link" ] && [ "$(readlink "$skill_link")" = "$prefix/skills/okstra-run" ]; then
     rm -f "$skill_link"

@@ -1,12 +1,15 @@
 #!/usr/bin/env bats
 # make demo (SPEC §12) in cli-wrapper mode: every artefact it prints exists and validates.
 
+# shellcheck disable=SC2154  # bats sets $stderr
 load test_helper
 
-setup() { okstra_setup; }
+setup() {
+  okstra_setup
+  export OKSTRA_DEMO_DIR="$BATS_TEST_TMPDIR/demo"
+}
 
 @test "the demo runs end to end and every artefact it names exists and validates" {
-  export OKSTRA_DEMO_DIR="$BATS_TEST_TMPDIR/demo"
   run --separate-stderr env -u TMUX -u TMUX_PANE "$REPO_ROOT/demo/run"
   assert_success
   [ "${#lines[@]}" -eq 3 ]
@@ -31,7 +34,6 @@ setup() { okstra_setup; }
 }
 
 @test "the demo leaves no worker process behind" {
-  export OKSTRA_DEMO_DIR="$BATS_TEST_TMPDIR/demo"
   env -u TMUX -u TMUX_PANE "$REPO_ROOT/demo/run" >/dev/null 2>&1
   run pgrep -f "$OKSTRA_DEMO_DIR"
   assert_failure 1
