@@ -1,0 +1,61 @@
+#!/usr/bin/env bats
+
+# shellcheck disable=SC2154  # bats sets $stderr
+load test_helper
+load team_helper
+
+setup() { team_setup; }
+teardown() { team_teardown; }
+
+@test "closes finished workers' panes and keeps the running one's" {
+  prepare_run tmux-pane claude,grok
+  OKSTRA_FAKE_MODE_GROK=hang team-dispatch 2>/dev/null
+  wait_status claude completed
+  wait_status grok in-progress
+  grok_pane=$(field_of grok paneId)
+  claude_pane=$(field_of claude paneId)
+  run --separate-stderr team-reclaim
+  assert_success
+  assert_output "$claude_pane	worker	claude"
+  [[ "$stderr" == *"PROGRESS: phase-batch-cleanup panes=1"* ]]
+  run panes
+  assert_output --partial "$grok_pane 0"
+  refute_output --partial "$claude_pane "
+  team-teardown --grace 3 >/dev/null 2>&1
+}
+
+@test "--dry-run prints one pane-id and kind line per pane and closes nothing" {
+  prepare_run tmux-pane claude,codex
+  team-dispatch 2>/dev/null
+  wait_status claude completed
+  wait_status codex completed
+  before=$(panes)
+  run --separate-stderr team-reclaim --dry-run
+  assert_success
+  assert_line "$(field_of claude paneId)	worker"
+  assert_line "$(field_of codex paneId)	worker"
+  [ "${#lines[@]}" -eq 2 ]
+  [ "$(panes)" = "$before" ]
+}
+
+@test "a user's own pane with the same title survives" {
+  prepare_run tmux-pane claude
+  team-dispatch 2>/dev/null
+  wait_status claude completed
+  title=$(tmux -S "$OKSTRA_TMUX_SOCKET" display-message -p -t "$(field_of claude paneId)" '#{pane_title}')
+  mine=$(tmux -S "$OKSTRA_TMUX_SOCKET" split-window -d -P -F '#{pane_id}' -t "$LEAD" 'sleep 60')
+  tmux -S "$OKSTRA_TMUX_SOCKET" select-pane -t "$mine" -T "$title"
+  run team-reclaim
+  assert_success
+  run panes
+  assert_output --partial "$mine 0 $title"
+}
+
+@test "a cli-wrapper run has no panes: the count is 0" {
+  prepare_run cli-wrapper claude
+  team-dispatch 2>/dev/null
+  wait_status claude completed
+  run --separate-stderr team-reclaim --json
+  assert_success
+  assert_output --partial '"panes": 0'
+}
