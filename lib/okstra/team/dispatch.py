@@ -118,6 +118,8 @@ def check_prompts(run: Run, dispatches: Sequence[Dispatch]) -> dict[str, str]:
     from okstra.run import catalog as catalog_loader
     from okstra.run import prompts
 
+    if not dispatches:
+        return {}
     catalog = catalog_loader.load(run.root)
     texts: dict[str, str] = {}
     problems: list[str] = []
@@ -160,12 +162,11 @@ def dispatch(
     pending = select(state, round_name=round_name, workers=workers) if (workers or not redispatch or round_name) else []
     pending = [d for d in pending if d.worker_id not in {p.worker_id for p, _ in fresh}]
 
-    # The prompt contract, for the whole round, before anything is written or started.
-    check_prompts(run, pending)
-    copied = check_prompts(run, [p for p, _ in fresh])
+    # The prompt contract, for the whole round (one catalog load), before anything is written or started.
+    texts = check_prompts(run, [*pending, *(p for p, _ in fresh)])
     for previous, new in fresh:
         target = run.resolve(new.prompt_path or "", "new promptPath")
-        fsio.atomic_write(target, copied[previous.worker_id])
+        fsio.atomic_write(target, texts[previous.worker_id])
 
     if fresh:
         def add(current: TeamState) -> TeamState:

@@ -36,7 +36,7 @@ from okstra.core.errors import InputError, ProcessError
 from okstra.team.backends.base import Backend, Closed, Launched, LaunchSpec, PartialLaunch, bad_pane_id
 
 PANE_ID = re.compile(r"^%[0-9]+$")
-MAX_CALL_BYTES = 12000  # tmux sends one call's arguments as one message (16 KiB at most)
+MAX_CALL_BYTES = 15500  # tmux sends one call's arguments as one message (about 16,300 bytes at most on 3.3a)
 TAG_RUN = "@okstra-run"
 TAG_WORKER = "@okstra-worker"
 TAG_KIND = "@okstra-kind"
@@ -262,7 +262,8 @@ class TmuxBackend(Backend):
 
 
 def _size(commands: Sequence[Sequence[str]]) -> int:
-    return sum(len(a.encode()) + 1 for c in commands for a in c) + 2 * len(commands)
+    """Bytes of `commands` in tmux's message: each argument and its NUL, a `;` between commands."""
+    return sum(len(tmux_arg(a).encode()) + 1 for c in commands for a in c) + 2 * len(commands)
 
 
 def _columns(count: int, lead_height: int, window_height: int) -> list[tuple[int, int]]:
