@@ -5,8 +5,6 @@ are not decided here: `core.cli` maps each class to its code, so the table of
 codes lives in one room.
 """
 
-from __future__ import annotations
-
 
 class OkstraError(Exception):
     """Base of every expected failure. `str(err)` is the one-line message."""

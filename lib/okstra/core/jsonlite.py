@@ -9,8 +9,6 @@ C accelerator is missing it falls back to `json`. Everything off the hot path
 uses `json` / `core.fsio` as usual.
 """
 
-from __future__ import annotations
-
 _WHITESPACE = " \t\n\r"
 _CONSTANTS = {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}
 

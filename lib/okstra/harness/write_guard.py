@@ -44,19 +44,18 @@ file writes (scratch files in the temp folder and `/dev/null` are fine for
 Bash). A stage's scope is also checked after the fact against the git diff
 (a later capability); this hook is the first line, not the only one.
 
-Hot path (SPEC §13): this module imports `os`, `sys`, `okstra.core.jsonlite`,
-`okstra.core.errors` and `okstra.model.active_run` only. `fnmatch`, `glob`,
-`json`, `pathlib` and okstra's settings are imported inside the rare branches
-that need them, so paths are handled with `os.path` here rather than through
-`core.paths` (which imports `pathlib`).
+Hot path (SPEC §13): this module imports `posix`, `sys`, `okstra.core.fastfs`,
+`okstra.core.jsonlite`, `okstra.core.errors` and `okstra.model.active_run` only.
+The Bash reader (`harness.bash_writes`), `fnmatch`, `json` and okstra's
+settings are imported inside the branches that need them. Paths are handled
+with `core.fastfs` (the `os.path` algorithms on the builtin `posix` module)
+rather than through `core.paths`, which imports `pathlib`.
 """
 
-from __future__ import annotations
-
-import os
+import posix
 import sys
 
-from okstra.core import jsonlite
+from okstra.core import fastfs, jsonlite
 from okstra.core.errors import OkstraError
 from okstra.model import active_run
 
@@ -79,13 +78,13 @@ def main(stdin=None, stdout=None, env=None) -> int:
     """Decide one hook call. Always exit 0: a deny is said in JSON on stdout."""
     stdin = sys.stdin.buffer if stdin is None else stdin
     stdout = sys.stdout if stdout is None else stdout
-    env = os.environ if env is None else env
+    env = fastfs.environ() if env is None else env
     active = True  # until shown otherwise: an error before then must deny, not allow
     try:
         raw = stdin.read()
         data, malformed = _parse(raw)
         root = _project_root(env, data)
-        active = root is not None and os.path.exists(os.path.join(root, active_run.ACTIVE_RUN_FILE))
+        active = root is not None and fastfs.exists(fastfs.join(root, active_run.ACTIVE_RUN_FILE))
         if not active:
             if malformed:
                 _log(env, f"malformed hook input with no active run, allowed: {malformed}")
@@ -148,13 +147,13 @@ def _project_root(env, data: dict) -> str | None:
     above the hook's cwd holding `.okstra/active-run.json` (None: no active run)."""
     for name in ("CLAUDE_PROJECT_DIR", "OKSTRA_PROJECT_ROOT"):
         if env.get(name):
-            return os.path.realpath(env[name])
-    cwd = data.get("cwd") if isinstance(data.get("cwd"), str) and data.get("cwd") else os.getcwd()
-    here = os.path.realpath(cwd)
+            return fastfs.realpath(env[name])
+    cwd = data.get("cwd") if isinstance(data.get("cwd"), str) and data.get("cwd") else posix.getcwd()
+    here = fastfs.realpath(cwd)
     while True:
-        if os.path.exists(os.path.join(here, active_run.ACTIVE_RUN_FILE)):
+        if fastfs.exists(fastfs.join(here, active_run.ACTIVE_RUN_FILE)):
             return here
-        parent = os.path.dirname(here)
+        parent = fastfs.dirname(here)
         if parent == here:
             return None
         here = parent
@@ -164,7 +163,7 @@ def _run_exists(env) -> bool:
     """After an error before the input was understood: is a run active around here?"""
     try:
         root = _project_root(env, {})
-        return root is not None and os.path.exists(os.path.join(root, active_run.ACTIVE_RUN_FILE))
+        return root is not None and fastfs.exists(fastfs.join(root, active_run.ACTIVE_RUN_FILE))
     except Exception:  # noqa: BLE001 - cannot tell: assume a run, deny
         return True
 
@@ -178,9 +177,10 @@ def _log(env, line: str) -> None:
 
         from okstra.core import fsio
 
-        home = env.get("OKSTRA_ROOT") or os.path.join(os.path.expanduser("~"), ".okstra")
+        env = {**fastfs.environ(), **env}
+        home = env.get("OKSTRA_ROOT") or fastfs.join(fastfs.expanduser("~", env), ".okstra")
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-        fsio.append_line(os.path.join(home, "logs", "write-guard.log"), f"{stamp} {line}")
+        fsio.append_line(fastfs.join(home, "logs", "write-guard.log"), f"{stamp} {line}")
     except Exception:  # noqa: BLE001, S110 - logging must never turn an allow into a failure
         pass
 
@@ -193,20 +193,21 @@ class _Context:
 
     def __init__(self, data: dict, env, root: str) -> None:
         self.root = root
-        self.okstra_dir = os.path.realpath(os.path.join(root, OKSTRA_DIR))
+        self.env = env
+        self.okstra_dir = fastfs.realpath(fastfs.join(root, OKSTRA_DIR))
         self.cwd = data["cwd"] if isinstance(data.get("cwd"), str) and data.get("cwd") else root
         self.run, sources = active_run.load_with_sources(root)
         self.protected = frozenset(sources)
         self.role = (env.get("OKSTRA_WORKER_ROLE") or "").strip().lower()
         self.worker_id = env.get("OKSTRA_WORKER_ID") or "?"
         self.is_lead = self.role in LEAD_ROLES
-        self.result = _real(env.get("OKSTRA_RESULT_PATH"), root)
-        self.evidence = _real(env.get("OKSTRA_EVIDENCE_DIR"), root)
+        self.result = _real(env.get("OKSTRA_RESULT_PATH"), root, env)
+        self.evidence = _real(env.get("OKSTRA_EVIDENCE_DIR"), root, env)
         self.stage = self.run.stage if self.run is not None else None
         self._planned = None
 
     @property
-    def planned(self) -> _Planned:
+    def planned(self) -> "_Planned":
         if self._planned is None:
             self._planned = _Planned(self.stage.planned_paths if self.stage else (), self.root)
         return self._planned
@@ -237,8 +238,8 @@ def decide(data: dict, env, root: str) -> str | None:
 
 
 def _judge(ctx: _Context, value: str, via: str, *, lenient: bool, cwd: str | None = None) -> str | None:
-    lexical = os.path.normpath(os.path.join(cwd or ctx.cwd, os.path.expanduser(value)))
-    path = os.path.realpath(lexical)
+    lexical = fastfs.normpath(fastfs.join(cwd or ctx.cwd, fastfs.expanduser(value, ctx.env)))
+    path = fastfs.realpath(lexical)
     shown = ctx.rel(path)
     if _is_sidecar(lexical, ctx) or _is_sidecar(path, ctx) or _hard_link_to_sidecar(path, ctx):
         return (
@@ -251,7 +252,7 @@ def _judge(ctx: _Context, value: str, via: str, *, lenient: bool, cwd: str | Non
             f"{via} to {shown} would change the active run, which render-bundle writes; "
             "allowed: run render-bundle (a new stage: render-bundle --stage N) to change what is approved"
         )
-    if lenient and not _inside(path, ctx.root) and _is_scratch(path):
+    if lenient and not _inside(path, ctx.root) and _is_scratch(path, ctx.env):
         return None
     if ctx.is_lead:
         if ctx.stage is None or ctx.planned.covers(path) or _inside(path, ctx.okstra_dir):
@@ -299,10 +300,10 @@ def _stage_allowance(ctx: _Context) -> str:
 # ---------------------------------------------------------------- paths
 
 
-def _real(value: str | None, root: str) -> str | None:
+def _real(value: str | None, root: str, env) -> str | None:
     if not value:
         return None
-    return os.path.realpath(os.path.join(root, os.path.expanduser(value)))
+    return fastfs.realpath(fastfs.join(root, fastfs.expanduser(value, env)))
 
 
 def _inside(path: str, folder: str) -> bool:
@@ -336,25 +337,25 @@ def _is_sidecar(path: str, ctx: _Context) -> bool:
 def _hard_link_to_sidecar(path: str, ctx: _Context) -> bool:
     """A second name for a sidecar file (hard link) is the sidecar too."""
     try:
-        info = os.stat(path)
-    except OSError:
+        info = posix.stat(path)
+    except (OSError, ValueError):
         return False
-    if info.st_nlink < 2 or not os.path.isfile(path):
+    if info.st_nlink < 2 or not fastfs.isfile(path):
         return False
-    runs = os.path.join(ctx.okstra_dir, "runs")
+    runs = fastfs.join(ctx.okstra_dir, "runs")
     try:
-        run_ids = os.listdir(runs)
+        run_ids = posix.listdir(runs)
     except OSError:
         return False
     for run_id in run_ids:
-        folder = os.path.join(runs, run_id, *SIDECAR_PARTS)
+        folder = fastfs.join(runs, run_id, *SIDECAR_PARTS)
         try:
-            names = os.listdir(folder)
+            names = posix.listdir(folder)
         except OSError:
             continue
         for name in names:
             try:
-                other = os.stat(os.path.join(folder, name))
+                other = posix.stat(fastfs.join(folder, name))
             except OSError:
                 continue
             if (other.st_dev, other.st_ino) == (info.st_dev, info.st_ino):
@@ -362,13 +363,13 @@ def _hard_link_to_sidecar(path: str, ctx: _Context) -> bool:
     return False
 
 
-def _is_scratch(path: str) -> bool:
+def _is_scratch(path: str, env) -> bool:
     if path in DEVICES or path.startswith("/dev/fd/") or path.startswith("/proc/self/fd/"):
         return True
     temps = list(TEMP_DIRS)
-    if os.environ.get("TMPDIR"):
-        temps.append(os.path.realpath(os.environ["TMPDIR"]))
-    return any(_inside(path, os.path.realpath(t)) for t in temps)
+    if env.get("TMPDIR"):
+        temps.append(env["TMPDIR"])
+    return any(_inside(path, fastfs.realpath(t)) for t in temps)
 
 
 class _Planned:
@@ -378,14 +379,19 @@ class _Planned:
         self.root = root
         self.literals: set[str] = set()
         self.globs: list[list[str]] = []
+        prefix = root.rstrip("/") + "/"
         for raw in patterns:
             pattern = raw.strip()
-            if pattern.startswith(root.rstrip("/") + "/"):
-                pattern = pattern[len(root.rstrip("/")) + 1 :]
+            if pattern.startswith(prefix):
+                pattern = pattern[len(prefix) :]
+            wild = "*" in pattern or "?" in pattern or "[" in pattern
+            if not wild and pattern and "//" not in pattern and "/." not in "/" + pattern and pattern[0] not in "/~":
+                self.literals.add(pattern.rstrip("/"))  # the common case: a plain relative path
+                continue
             parts = [p for p in pattern.split("/") if p not in ("", ".")]
             if not parts or ".." in parts or pattern.startswith(("/", "~")):
                 continue  # never matches: outside the project or empty
-            if any(_WILDCARDS.intersection(p) for p in parts):
+            if wild:
                 self.globs.append(parts)
             else:
                 self.literals.add("/".join(parts))
@@ -446,12 +452,6 @@ def _segment(pattern: str, name: str) -> bool:
 # ---------------------------------------------------------------- Bash
 
 
-_WRAPPERS = frozenset({"sudo", "env", "command", "nohup", "time", "nice", "exec", "builtin", "doas", "stdbuf", "timeout"})
-_ALL_ARGS = frozenset({"tee", "touch", "rm", "unlink", "mkdir", "rmdir", "shred"})
-_DEST_LAST = frozenset({"cp", "mv", "install", "ln", "rsync"})
-_OPTION_VALUES = {"truncate": {"-s", "--size", "-r", "--reference"}, "install": {"-m", "--mode", "-o", "-g"}}
-
-
 def _judge_bash(ctx: _Context, command: str) -> str | None:
     if _runs_report_authoring(command):
         who = "the lead" if ctx.is_lead else f"{ctx.role} worker {ctx.worker_id}"
@@ -460,7 +460,9 @@ def _judge_bash(ctx: _Context, command: str) -> str | None:
             "is theirs to run; allowed: ask the user to decide (HTML view Export, or user-response-write "
             "--report-authoring in their own terminal) and wait for the sidecar"
         )
-    for target, cwd in bash_write_targets(command, ctx.cwd):
+    from okstra.harness.bash_writes import write_targets
+
+    for target, cwd in write_targets(command, ctx.cwd, ctx.env):
         reason = _judge(ctx, target, "Bash write", lenient=True, cwd=cwd)
         if reason is not None:
             return reason
@@ -475,309 +477,3 @@ def _runs_report_authoring(command: str) -> bool:
         return False
     squashed = "-".join(text.replace("'", " ").replace('"', " ").replace("\\", " ").split())
     return "user-response-write" in squashed and "report-authoring" in squashed
-
-
-def bash_write_targets(command: str, cwd: str) -> list[tuple[str, str]]:
-    """The files a command visibly writes, each with the folder it is relative to."""
-    targets: list[tuple[str, str]] = []
-    for words, redirects in _simple_commands(command):
-        for target in redirects:
-            targets.append((target, cwd))
-        args = _strip_wrappers(words)
-        if not args:
-            continue
-        name = os.path.basename(args[0])
-        if name == "cd":
-            rest = [a for a in args[1:] if not a.startswith("-")]
-            if rest and "$" not in rest[0] and "`" not in rest[0]:
-                cwd = os.path.normpath(os.path.join(cwd, os.path.expanduser(rest[0])))
-            elif not rest:
-                cwd = os.path.expanduser("~")
-            continue
-        for target in _command_targets(name, args[1:], cwd):
-            targets.append((target, cwd))
-    return [(t, c) for t, c in _expand(targets) if t]
-
-
-def _strip_wrappers(words: list[str]) -> list[str]:
-    i = 0
-    while i < len(words):
-        word = words[i]
-        if "=" in word and not word.startswith("-") and word.split("=", 1)[0].replace("_", "a").isalnum():
-            i += 1  # VAR=value prefix
-        elif word in _GROUPING:
-            i += 1
-        elif os.path.basename(word) in _WRAPPERS:
-            i += 1
-            while i < len(words) and words[i].startswith("-"):
-                i += 1
-            if os.path.basename(word) == "timeout" and i < len(words):
-                i += 1  # the duration
-        else:
-            break
-    return words[i:]
-
-
-def _split_options(name: str, args: list[str]) -> tuple[list[str], dict[str, str]]:
-    plain: list[str] = []
-    options: dict[str, str] = {}
-    takes_value = _OPTION_VALUES.get(name, set())
-    i = 0
-    while i < len(args):
-        arg = args[i]
-        if arg == "--":
-            plain.extend(args[i + 1 :])
-            break
-        if arg.startswith("-") and arg != "-":
-            if "=" in arg and arg.startswith("--"):
-                key, value = arg.split("=", 1)
-                options[key] = value
-            elif arg in ("-t", "--target-directory") or arg in takes_value:
-                options[arg] = args[i + 1] if i + 1 < len(args) else ""
-                i += 1
-            else:
-                options[arg] = ""
-        else:
-            plain.append(arg)
-        i += 1
-    return plain, options
-
-
-def _command_targets(name: str, args: list[str], cwd: str) -> list[str]:
-    if name == "dd":
-        return [a[3:] for a in args if a.startswith("of=")]
-    if name in ("sed", "perl"):
-        return _in_place_files(name, args)
-    if name not in _ALL_ARGS and name not in _DEST_LAST and name != "truncate":
-        return []
-    plain, options = _split_options(name, args)
-    if name in _ALL_ARGS or name == "truncate":
-        return plain
-    folder = options.get("-t") or options.get("--target-directory")
-    if folder:
-        return [os.path.join(folder, os.path.basename(src)) for src in plain] + [folder]
-    if name == "install" and "-d" in options:
-        return plain
-    if len(plain) < 2:
-        return []
-    dest, sources = plain[-1], plain[:-1]
-    full = os.path.join(cwd, os.path.expanduser(dest))
-    if os.path.isdir(full) or dest.endswith("/"):
-        return [os.path.join(dest, os.path.basename(src.rstrip("/"))) for src in sources] + [dest]
-    return [dest]
-
-
-def _in_place_files(name: str, args: list[str]) -> list[str]:
-    """The files `sed -i` / `perl -i` rewrite: the operands after the script."""
-    in_place = False
-    script_given = False
-    files: list[str] = []
-    i = 0
-    while i < len(args):
-        arg = args[i]
-        if arg == "--":
-            files.extend(args[i + 1 :] if script_given else args[i + 2 :])
-            break
-        if arg.startswith("--"):
-            in_place |= arg.startswith("--in-place")
-            if arg in ("--expression", "--file"):
-                script_given = True
-                i += 1
-        elif arg.startswith("-") and arg != "-":
-            flags = arg[1:]
-            if name == "sed":
-                at = flags.find("i")
-                if at >= 0 and all(c in "nErsuz" for c in flags[:at]):
-                    in_place = True  # -i, -i.bak, -ni: the rest of the cluster is a suffix
-                elif flags[-1] in "ef":
-                    script_given = True
-                    i += 1
-            else:
-                in_place |= "i" in flags.split(".")[0]
-                if flags.split(".")[0].endswith("e"):
-                    script_given = True
-                    i += 1
-        elif not script_given:
-            script_given = True
-        else:
-            files.append(arg)
-        i += 1
-    return files if in_place else []
-
-
-def _expand(targets: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    out = []
-    for target, cwd in targets:
-        if "$" in target:
-            target = os.path.expandvars(target)
-        if "$" in target or "`" in target:
-            continue  # not knowable here; the after-the-fact diff check sees it
-        if _WILDCARDS.intersection(target):
-            import glob
-
-            found = glob.glob(os.path.join(cwd, os.path.expanduser(target)))
-            out.extend((f, cwd) for f in found)
-            if found:
-                continue
-        out.append((target, cwd))
-    return out
-
-
-def _skip_heredocs(command: str, i: int, delimiters: list[str]) -> int:
-    """Skip the bodies of here-documents (their text is input, not commands)."""
-    for delimiter in delimiters:
-        while i < len(command):
-            end = command.find("\n", i)
-            line = command[i:] if end == -1 else command[i:end]
-            i = len(command) if end == -1 else end + 1
-            if line.lstrip("\t") == delimiter:
-                break
-    return i
-
-
-_OPERATORS = ("&&", "||", ";;", "|&", ";", "&", "|", "\n", "(", ")")
-_GROUPING = frozenset({"{", "}", "!", "then", "do", "else", "elif", "if", "while", "until"})
-
-
-def _simple_commands(command: str) -> list[tuple[list[str], list[str]]]:
-    """Split a shell command into simple commands: (words, redirection targets).
-
-    Quotes and backslashes are honoured; `$(...)`/backticks are kept as text;
-    here-documents and input redirections are skipped. Not a full shell
-    parser: enough to see the writes a command spells out.
-    """
-    result: list[tuple[list[str], list[str]]] = []
-    words: list[str] = []
-    redirects: list[str] = []
-    pending_redirect = False
-    skip_word = False
-    heredoc_next = False
-    heredocs: list[str] = []
-    word: list[str] = []
-    has_word = False
-    i, n = 0, len(command)
-
-    def finish_word() -> None:
-        nonlocal word, has_word, pending_redirect, skip_word, heredoc_next
-        if not has_word:
-            return
-        text = "".join(word)
-        if pending_redirect:
-            redirects.append(text)
-            pending_redirect = False
-        elif skip_word:
-            skip_word = False
-            if heredoc_next:
-                heredocs.append(text)
-                heredoc_next = False
-        else:
-            words.append(text)
-        word = []
-        has_word = False
-
-    def finish_command() -> None:
-        nonlocal words, redirects, pending_redirect, skip_word
-        finish_word()
-        if words or redirects:
-            result.append((words, redirects))
-        words, redirects = [], []
-        pending_redirect = skip_word = False
-
-    while i < n:
-        ch = command[i]
-        if ch == "\\" and i + 1 < n:
-            word.append(command[i + 1])
-            has_word = True
-            i += 2
-            continue
-        if ch == "'":
-            end = command.find("'", i + 1)
-            end = n if end == -1 else end
-            word.append(command[i + 1 : end])
-            has_word = True
-            i = end + 1
-            continue
-        if ch == '"':
-            j = i + 1
-            while j < n and command[j] != '"':
-                if command[j] == "\\" and j + 1 < n and command[j + 1] in '"\\$`':
-                    word.append(command[j + 1])
-                    j += 2
-                    continue
-                word.append(command[j])
-                j += 1
-            has_word = True
-            i = j + 1
-            continue
-        if ch == "#" and not has_word:
-            end = command.find("\n", i)
-            i = n if end == -1 else end
-            continue
-        if ch in " \t":
-            finish_word()
-            i += 1
-            continue
-        if ch == "$" and command.startswith("$(", i):
-            depth, j = 0, i
-            while j < n:
-                if command[j] == "(":
-                    depth += 1
-                elif command[j] == ")":
-                    depth -= 1
-                    if depth == 0:
-                        break
-                j += 1
-            word.append(command[i : j + 1])
-            has_word = True
-            i = j + 1
-            continue
-        if ch in "<>" or (ch == "&" and command.startswith("&>", i)):
-            # A leading fd number (2>) belongs to the operator, not to the words.
-            if has_word and "".join(word).isdigit():
-                word, has_word = [], False
-            else:
-                finish_word()
-            if command.startswith("<<", i):
-                here_string = command.startswith("<<<", i)
-                i += 3 if here_string else 2
-                if command.startswith("-", i):
-                    i += 1
-                skip_word = True  # the here-doc delimiter or here-string
-                heredoc_next = not here_string
-                continue
-            j = i
-            if ch == "&":
-                j += 1
-            j += 1  # the < or >
-            op = command[i:j]
-            while j < n and command[j] in ">|&":
-                if command[j] == "&" and op.endswith(">") and j + 1 < n and (command[j + 1].isdigit() or command[j + 1] == "-"):
-                    break
-                op += command[j]
-                j += 1
-            if op.endswith(">") and command.startswith("&", j):
-                # fd duplication (2>&1, >&2, >&-): no file
-                j += 1
-                while j < n and (command[j].isdigit() or command[j] == "-"):
-                    j += 1
-                i = j
-                continue
-            if op == "<":
-                skip_word = True
-            else:
-                pending_redirect = True
-            i = j
-            continue
-        matched = next((op for op in _OPERATORS if command.startswith(op, i)), None)
-        if matched is not None:
-            finish_command()
-            i += len(matched)
-            if matched == "\n" and heredocs:
-                i = _skip_heredocs(command, i, heredocs)
-                heredocs = []
-            continue
-        word.append(ch)
-        has_word = True
-        i += 1
-    finish_command()
-    return result

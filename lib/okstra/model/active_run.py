@@ -5,21 +5,21 @@ stands for the JSON document at that project-relative path. Every reader goes
 through `load()`, which hydrates those blocks, so no reader can see a
 compacted stage as "no approved stage". This module is on the write-guard hot
 path (SPEC §13: 1.3 x the interpreter's bare start-up for the whole hook): it
-imports only `os` and `okstra.core` basics — no `json` (see `core.jsonlite`),
-`dataclasses`, `pathlib` or `typing`, each of which costs milliseconds there.
+imports only `okstra.core` basics — no `os` (see `core.fastfs`), `json` (see
+`core.jsonlite`), `dataclasses`, `pathlib` or `typing`, each of which costs
+milliseconds there.
 The records are small frozen classes with the same surface a dataclass would
 give (keyword construction, equality, `evolve`, `to_dict`).
 """
 
-from __future__ import annotations
+import posix
 
-import os
-
-from okstra.core import jsonlite
+from okstra.core import fastfs, jsonlite
 from okstra.core.errors import StateError
 
-ACTIVE_RUN_FILE = os.path.join(".okstra", "active-run.json")
+ACTIVE_RUN_FILE = ".okstra/active-run.json"
 REF_KEY = "$ref"
+_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 class _Record:
@@ -126,7 +126,7 @@ def _read(path: str, source: str) -> object:
 
 
 def _inside(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+    return path == root or path.startswith(root.rstrip("/") + "/")
 
 
 def _hydrate(value: object, root: str, source: str, seen: list[str], depth: int = 0) -> object:
@@ -134,14 +134,14 @@ def _hydrate(value: object, root: str, source: str, seen: list[str], depth: int 
         raise StateError(f"{source}: $ref chain deeper than 8 levels")
     if isinstance(value, dict):
         if len(value) == 1 and REF_KEY in value:
-            target = os.path.realpath(os.path.join(root, str(value[REF_KEY])))
+            target = fastfs.realpath(fastfs.join(root, str(value[REF_KEY])))
             if not _inside(target, root):
                 raise StateError(f"{source}: $ref {value[REF_KEY]!r} points outside the project {root}")
             seen.append(target)
             return _hydrate(_read(target, source), root, source, seen, depth + 1)
-        return {k: _hydrate(v, root, source, seen, depth) for k, v in value.items()}
+        return {k: v if type(v) in _SCALARS else _hydrate(v, root, source, seen, depth) for k, v in value.items()}
     if isinstance(value, list):
-        return [_hydrate(v, root, source, seen, depth) for v in value]
+        return [v if type(v) in _SCALARS else _hydrate(v, root, source, seen, depth) for v in value]
     return value
 
 
@@ -176,9 +176,9 @@ def from_dict(raw: object, source: str) -> ActiveRun:
 def load_with_sources(project_root: object) -> tuple[ActiveRun | None, tuple[str, ...]]:
     """The hydrated active run and every file it was read from (the file itself and
     each `$ref` target, as resolved absolute paths); `(None, ())` when no run is active."""
-    root = os.path.realpath(os.fspath(project_root))
-    path = os.path.join(root, ACTIVE_RUN_FILE)
-    if not os.path.exists(path):
+    root = fastfs.realpath(posix.fspath(project_root))
+    path = fastfs.join(root, ACTIVE_RUN_FILE)
+    if not fastfs.exists(path):
         return None, ()
     seen = [path]
     run = from_dict(_hydrate(_read(path, path), root, path, seen), path)

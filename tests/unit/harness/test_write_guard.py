@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from okstra.core import fsio
-from okstra.harness import write_guard
+from okstra.harness import bash_writes, write_guard
 from unit.harness.hookdata import RUN_DIR, hook_input, sidecar_path, worker_env, write_active_run
 
 REPO = Path(__file__).resolve().parents[3]
@@ -414,7 +414,7 @@ def test_a_decision_loads_no_heavy_module(stage):
         "from okstra.harness import write_guard\n"
         "out = io.StringIO()\n"
         "write_guard.main(stdin=sys.stdin.buffer, stdout=out)\n"
-        "heavy = ['jsonschema', 'jinja2', 'yaml', 'json', 're', 'dataclasses', 'pathlib', 'typing', 'fnmatch']\n"
+        "heavy = ['jsonschema', 'jinja2', 'yaml', 'json', 're', 'dataclasses', 'pathlib', 'typing', 'fnmatch', 'os', '__future__']\n"
         "print(repr(out.getvalue()), [m for m in heavy if m in sys.modules])\n"
     )
     for target in ("src/api/v2/x.py", "Makefile"):
@@ -450,7 +450,7 @@ def test_a_decision_loads_no_heavy_module(stage):
     ],
 )
 def test_the_bash_reader_sees_the_writes_a_command_spells_out(command, targets):
-    assert [t for t, _ in write_guard.bash_write_targets(command, "/p")] == targets
+    assert [t for t, _ in bash_writes.write_targets(command, "/p", {})] == targets
 
 
 @pytest.mark.parametrize("stdin", [b"{broken", b'{"tool_name": "Write", "tool_input": {"file_path": "\\q"}}', b"[1,", b"{} extra"])
@@ -476,3 +476,19 @@ def test_the_light_json_reader_agrees_with_json():
         with pytest.raises(jsonlite.JSONError, match=r"line \d+ column \d+"):
             jsonlite.loads(bad)
     assert json.loads(jsonlite.dumps_flat({"a": {"b": 'q"uote\n é'}})) == {"a": {"b": 'q"uote\n é'}}
+
+
+def test_the_hook_script_itself_imports_nothing_heavy(stage):
+    """What the real door runs, start to end: no os, json, re, dataclasses, pathlib, typing."""
+    done = subprocess.run(
+        [sys.executable, "-I", "-S", "-X", "importtime", str(REPO / "hooks" / "write-guard.py")],
+        input=hook_input("Write", cwd=stage, path=stage / "src" / "limiter.py"),
+        capture_output=True,
+        env={"CLAUDE_PROJECT_DIR": str(stage), "PATH": os.environ["PATH"]},
+        timeout=60,
+    )
+    assert done.returncode == 0 and done.stdout == b""
+    loaded = {line.rsplit("|", 1)[1].strip() for line in done.stderr.decode().splitlines() if line.startswith("import time:")}
+    assert "okstra.harness.write_guard" in loaded
+    heavy = {"os", "json", "re", "dataclasses", "pathlib", "typing", "fnmatch", "jsonschema", "jinja2", "yaml", "__future__"}
+    assert loaded & heavy == set()
