@@ -73,6 +73,8 @@ _FIELDS = {
     "pid": "pid",
     "pgid": "pgid",
     "pidStartTime": "pid_start_time",
+    "childPid": "child_pid",
+    "childStartTime": "child_start_time",
     "dispatchedAt": "dispatched_at",
     "startedAt": "started_at",
     "finishedAt": "finished_at",
@@ -99,6 +101,10 @@ class Dispatch:
     pid: int | None = None
     pgid: int | None = None
     pid_start_time: str | None = None
+    # The provider CLI runs in its own process group: recorded so teardown can stop
+    # it even when worker-run itself was SIGKILLed and the child was orphaned.
+    child_pid: int | None = None
+    child_start_time: str | None = None
     dispatched_at: str | None = None  # when a backend launched it (the clock of a pending dispatch's grace)
     started_at: str | None = None
     finished_at: str | None = None

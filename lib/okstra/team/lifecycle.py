@@ -149,8 +149,10 @@ def _children() -> dict[int, list[int]]:
 
 
 def _targets(dispatches: Iterable[Dispatch]) -> dict[int, str | None]:
-    """pid -> start time of every live recorded worker process and all its descendants."""
-    roots = {d.pid: d.pid_start_time for d in dispatches if d.pid and liveness.process_matches(d.pid, d.pid_start_time)}
+    """pid -> start time of every live recorded worker process (worker-run and its provider
+    child, which an orphaning SIGKILL of worker-run leaves outside its tree) and all descendants."""
+    recorded = [(d.pid, d.pid_start_time) for d in dispatches] + [(d.child_pid, d.child_start_time) for d in dispatches]
+    roots = {pid: start for pid, start in recorded if pid and liveness.process_matches(pid, start)}
     if not roots:
         return {}
     tree = _children()

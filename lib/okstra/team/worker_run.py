@@ -234,6 +234,7 @@ def _supervise(plan: Plan, signals: _Signals, echo: BinaryIO | None) -> _Capture
         finally:
             os.close(out_w)
             os.close(err_w)
+        _set(plan, lambda d: d.evolve(child_pid=child.pid, child_start_time=liveness.process_start_time(child.pid)))
         sel = selectors.DefaultSelector()
         sel.register(out_r, selectors.EVENT_READ, captured.stdout)
         sel.register(err_r, selectors.EVENT_READ, captured.stderr)
@@ -301,7 +302,7 @@ def _mark_started(plan: Plan) -> Dispatch:
             status=IN_PROGRESS, started_at=now_iso(), pid=me, pgid=os.getpgid(0),
             pid_start_time=liveness.process_start_time(me), liveness_mode="heartbeat",
             liveness_artifact=plan.layout.relative(plan.heartbeat_path), log_path=plan.layout.relative(plan.log_path),
-            finished_at=None, exit_code=None, reason=None, usage=None,
+            finished_at=None, exit_code=None, reason=None, usage=None, child_pid=None, child_start_time=None,
         )
 
     return _set(plan, start)
