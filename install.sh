@@ -99,7 +99,7 @@ install_tree() {
       install -d "$prefix/$(dirname "$rel")"
       if [ -x "$file" ]; then install -m 755 "$file" "$prefix/$rel"; else install -m 644 "$file" "$prefix/$rel"; fi
       printf '%s\n' "$rel" >> "$new_manifest"
-    done < <(find "$src/$dir" -type f ! -name '*.pyc' ! -path '*/__pycache__/*' -print0 | sort -z)
+    done < <(find "$src/$dir" -type f ! -name '*.pyc' ! -name '.*.tmp' ! -name '*.lock' ! -path '*/__pycache__/*' -print0 | sort -z)
   done
   install -d "$prefix/bin"
   for file in "$src"/bin/*; do

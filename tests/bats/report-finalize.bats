@@ -63,7 +63,7 @@ PY
 @test "without an active run or a manifest it exits 2" {
   run --separate-stderr report-finalize
   assert_failure 2
-  [[ "$stderr" == "report-finalize: no active run in this project"* ]]
+  [[ "$stderr" == "report-finalize: no active run in "*" (.okstra/active-run.json); pass --run-manifest "* ]]
 }
 
 @test "refuses a manifest outside the project" {

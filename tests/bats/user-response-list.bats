@@ -26,7 +26,7 @@ setup() { okstra_setup; make_report_run; }
   rm .okstra/active-run.json
   run --separate-stderr user-response-list
   assert_failure 2
-  [[ "$stderr" == "user-response-list: no active run; pass --run-manifest"* ]]
+  [[ "$stderr" == "user-response-list: no active run in "*" (.okstra/active-run.json); pass --run-manifest "* ]]
 }
 
 @test "refuses a manifest outside the project" {

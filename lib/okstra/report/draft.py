@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import okstra
 from okstra.core import fsio, paths
+from okstra.core.clock import now_iso
 from okstra.core.errors import InputError, RefusedError
 from okstra.model import team_state
 from okstra.model.dispatch import COMPLETED, Dispatch
@@ -87,7 +87,7 @@ def skeleton(manifest: RunManifest, state: TeamState, *, owner: str, writer: Dis
         "runNumber": manifest.run_number,
         "reportNumber": manifest.report_number,
         "runId": manifest.run_id,
-        "createdAt": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "createdAt": now_iso("seconds"),
     }
     if manifest.report_language:
         header["reportLanguage"] = manifest.report_language

@@ -15,7 +15,7 @@ from typing import Any
 
 from okstra.core import fsio, paths
 from okstra.core.errors import InputError
-from okstra.model import active_run, run_manifest
+from okstra.model import run_manifest
 from okstra.report import render
 from okstra.run import layout as run_layout
 
@@ -39,13 +39,7 @@ class Finalized:
 
 def manifest_path(project_root: Path, manifest_arg: str | None) -> Path:
     """`--run-manifest`, else the active run's manifest."""
-    root = Path(project_root)
-    if manifest_arg:
-        return paths.argument(root, manifest_arg, source="--run-manifest")
-    active = active_run.load(root)
-    if active is None:
-        raise InputError("no active run in this project", hint="pass --run-manifest .okstra/runs/<run-id>/run-manifest.json")
-    return paths.resolve_inside(root, active.run_manifest_path, source=f"{active_run.ACTIVE_RUN_FILE}: runManifestPath")
+    return run_layout.locate_run(manifest_arg, root=Path(project_root))[1]
 
 
 def _record_status(path: Path, status: str) -> None:

@@ -10,13 +10,13 @@ Appends happen under the log's lock, check and write inside it.
 
 from __future__ import annotations
 
-import datetime as _dt
 import json
 import re
 from dataclasses import dataclass
 from typing import Any
 
 from okstra.core import fsio, paths
+from okstra.core.clock import now_iso
 from okstra.core.errors import InputError, RefusedError, StateError
 from okstra.report.stage_map import StageMap
 from okstra.run.layout import ProjectLayout, TaskKey
@@ -100,7 +100,7 @@ def record(
     sha = None if head_commit is None else check_sha(head_commit)
     if status == "done" and sha is None:
         raise InputError("--head-commit: required when the status is done")
-    entry = Record(stage, status, sha, now or _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z"))
+    entry = Record(stage, status, sha, now or now_iso("seconds"))
     path = project.consumers_log(key)
     with fsio.locked(path):
         existing = fsio.read_text(path, what="consumer log") if path.exists() else ""

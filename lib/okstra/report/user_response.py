@@ -8,17 +8,17 @@ unanswered; `list_run` lists the sidecars of a run. The format itself lives in
 
 from __future__ import annotations
 
-import datetime as _dt
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from okstra.core import fsio, paths
+from okstra.core.clock import now_iso
 from okstra.core.errors import InputError, StateError
-from okstra.model import active_run, run_manifest
+from okstra.model import run_manifest
 from okstra.report import sidecar as sc
-from okstra.run.layout import OKSTRA_DIR, RunLayout, for_project
+from okstra.run.layout import OKSTRA_DIR, RunLayout, for_project, locate_run
 
 DATA_SUFFIX = ".data.json"
 
@@ -53,9 +53,6 @@ class ReportRef:
     def question(self, question_id: str) -> Question | None:
         return next((q for q in self.questions if q.id == question_id), None)
 
-
-def now() -> str:
-    return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 # ---------------------------------------------------------------- the report
@@ -242,7 +239,7 @@ def write(
     with fsio.locked(path):
         existing = read_sidecar(ref)
         if existing is None:
-            meta = sc.SidecarMeta(ref.task_key, ref.task_type, ref.report_number, ref.run_id, source_report, now())
+            meta = sc.SidecarMeta(ref.task_key, ref.task_type, ref.report_number, ref.run_id, source_report, now_iso("seconds"))
             old_answers: dict[str, sc.Answer] = {}
         else:
             meta = existing.meta
@@ -311,15 +308,9 @@ def show(root: Path, report: str) -> dict[str, Any]:
 
 def run_of(root: Path, manifest: str | None) -> RunLayout:
     """The run named by `--run-manifest`, else the active run."""
-    layout = for_project(root)
-    if manifest is None:
-        active = active_run.load(root)
-        if active is None:
-            raise InputError("no active run", hint="pass --run-manifest .okstra/runs/<run-id>/run-manifest.json")
-        manifest = active.run_manifest_path
-    path = paths.argument(root, manifest, source="--run-manifest")
+    root, path = locate_run(manifest, root=root)
     loaded = run_manifest.load(path)
-    run = layout.run(loaded.run_id)
+    run = for_project(root).run(loaded.run_id)
     if run.manifest != path:
         raise StateError(f"{manifest}: the manifest's runId {loaded.run_id!r} does not match its folder")
     return run

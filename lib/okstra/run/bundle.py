@@ -16,11 +16,11 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from okstra.core import fsio, schemas
+from okstra.core.clock import now_iso
 from okstra.core.errors import InputError, RefusedError, StateError
 from okstra.model import active_run
 from okstra.model.active_run import ActiveRun, ApprovedStage
@@ -83,9 +83,6 @@ class BundleResult:
             "prompts": {w: self.relative(p) for w, p in self.prompt_paths.items()},
         }
 
-
-def _now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _backend(request: BundleRequest, project_root: Path) -> str:
@@ -230,7 +227,7 @@ def render(project_root: Path, request: BundleRequest, *, catalog: Catalog | Non
         run_number=run_number,
         report_number=report_number,
         terminal_backend=backend,
-        created_at=_now(),
+        created_at=now_iso("seconds"),
         run_dir=rel(run.dir),
         team_state_path=rel(run.team_state),
         prompts_dir=rel(run.prompts_dir),

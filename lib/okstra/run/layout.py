@@ -168,6 +168,38 @@ def for_project(root: Path) -> ProjectLayout:
     return ProjectLayout(Path(root).resolve())
 
 
+def project_root_of(manifest_path: Path) -> Path:
+    """`<root>/.okstra/runs/<run-id>/run-manifest.json` -> `<root>`; anything else is refused."""
+    resolved = Path(manifest_path).resolve()
+    parts = resolved.parts
+    if len(parts) < 5 or parts[-4:-2] != (OKSTRA_DIR, "runs") or not resolved.is_file():
+        raise InputError(
+            f"--run-manifest: {str(manifest_path)!r} is not a run manifest at <project>/.okstra/runs/<run-id>/run-manifest.json",
+            hint="pass the run-manifest.json that render-bundle wrote",
+        )
+    return resolved.parents[3]
+
+
+def locate_run(manifest: str | None, *, root: Path | None = None, cwd: Path | None = None) -> tuple[Path, Path]:
+    """(project root, run manifest path) of the run a command works on.
+
+    `--run-manifest` names it (its project is the folder above its `.okstra/runs/`;
+    with `root` given it must lie inside that project); else the active run of
+    `root`, by default the project around `cwd`.
+    """
+    if manifest is not None:
+        path = paths.argument(root, manifest, source="--run-manifest") if root is not None else Path(manifest).resolve()
+        return project_root_of(path), path
+    root = Path(root).resolve() if root is not None else paths.find_project_root(cwd)
+    active = active_run.load(root)
+    if active is None:
+        raise InputError(
+            f"no active run in {root} ({active_run.ACTIVE_RUN_FILE})",
+            hint="pass --run-manifest .okstra/runs/<run-id>/run-manifest.json",
+        )
+    return root, paths.resolve_inside(root, active.run_manifest_path, source="active-run.json runManifestPath")
+
+
 # Sequences (SPEC §2): one counter per category in task.json, advanced under lock.
 # A category is `claim`ed when its number is used up at once (runs, prompts), or
 # `peek`ed and later `commit`ted when the number is used only once the artefact

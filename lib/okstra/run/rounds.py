@@ -74,7 +74,7 @@ def prepare(project_root: Path, manifest_path: Path, role: str, workers: tuple[s
     round_name = roles.ROUND_OF_ROLE[role]
     added: list[Dispatch] = []
 
-    def change(state: TeamState) -> TeamState:
+    def check(state: TeamState) -> str:
         for holder in holders:
             newest = state.find(holder.worker_id)
             if not newest.terminal:
@@ -82,7 +82,10 @@ def prepare(project_root: Path, manifest_path: Path, role: str, workers: tuple[s
                     f"worker {holder.worker_id} is still {newest.status} (attempt {newest.attempt})",
                     hint="wait for it with worker-wait, or reclaim the round first",
                 )
-        brief = _brief(role, state, run)
+        return _brief(role, state, run)
+
+    def change(state: TeamState) -> TeamState:
+        brief = check(state)  # again under the lock: the state may have moved on
         new: list[Dispatch] = []
         for holder in holders:
             attempt = state.find(holder.worker_id).attempt + 1
@@ -106,5 +109,6 @@ def prepare(project_root: Path, manifest_path: Path, role: str, workers: tuple[s
         added.extend(new)
         return TeamState(state.run_id, state.dispatches + tuple(new))
 
+    check(team_state.load(run.team_state))  # refuse before touching anything, lock file included
     team_state.update(run.team_state, change)
     return Round(manifest.run_id, role, round_name, tuple(added))

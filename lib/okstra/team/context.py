@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from okstra.core import paths
-from okstra.core.errors import InputError, StateError
-from okstra.model import active_run, run_manifest, team_state
+from okstra.core.errors import StateError
+from okstra.model import run_manifest, team_state
 from okstra.model.run_manifest import RunManifest
-from okstra.run.layout import OKSTRA_DIR, RunLayout
+from okstra.run.layout import RunLayout, locate_run
 from okstra.team.backends import base
 
 
@@ -39,17 +39,7 @@ class Run:
 
 def open_run(manifest: str | None, *, cwd: Path | None = None) -> Run:
     """The run named by `--run-manifest`, else the active run of the project around `cwd`."""
-    if manifest is not None:
-        from okstra.team.worker_run import project_root_of
-
-        root = project_root_of(Path(manifest))
-        manifest_path = Path(manifest).resolve()
-    else:
-        root = paths.find_project_root(cwd)
-        active = active_run.load(root)
-        if active is None:
-            raise InputError(f"no active run in {root} ({OKSTRA_DIR}/active-run.json)", hint="pass --run-manifest PATH")
-        manifest_path = paths.resolve_inside(root, active.run_manifest_path, source="active-run.json runManifestPath")
+    root, manifest_path = locate_run(manifest, cwd=cwd)
     loaded = run_manifest.load(manifest_path)
     layout = RunLayout(root, loaded.run_id)
     if layout.manifest != manifest_path:

@@ -18,10 +18,10 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 from okstra.core import cli, fsio
+from okstra.core.clock import now_iso
 from okstra.core.errors import ProblemsFound, RefusedError
 from okstra.model import team_state
 from okstra.model.dispatch import PENDING, Dispatch
@@ -32,9 +32,6 @@ from okstra.team.context import Run
 
 WORKER_RUN = "worker-run"
 
-
-def now_iso() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 @dataclass(frozen=True)

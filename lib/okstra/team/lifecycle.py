@@ -25,13 +25,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from okstra.core.clock import now_iso
 from okstra.model import team_state
 from okstra.model.dispatch import ERROR, TORN_DOWN_REASON, Dispatch
 from okstra.model.team_state import TeamState
 from okstra.team import liveness
 from okstra.team.backends.base import WORKER, Backend
 from okstra.team.context import Run
-from okstra.team.dispatch import now_iso
 
 DEFAULT_GRACE = 5.0  # seconds between TERM and KILL (worker-run itself allows its child 2 s)
 POLL = 0.02

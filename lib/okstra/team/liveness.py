@@ -35,10 +35,11 @@ from pathlib import Path
 from typing import Any
 
 from okstra.core import paths
+from okstra.core.clock import parse_iso
 from okstra.core.errors import InputError, RefusedError
-from okstra.model import active_run, run_manifest, team_state
+from okstra.model import run_manifest, team_state
 from okstra.model.dispatch import COMPLETED, IN_PROGRESS, PENDING, Dispatch
-from okstra.run.layout import OKSTRA_DIR, RunLayout
+from okstra.run.layout import RunLayout, locate_run
 
 DEFAULT_MAX_IDLE = 120.0
 DEFAULT_LAUNCH_GRACE = 30.0
@@ -87,14 +88,6 @@ def process_matches(pid: int, start_time: str | None) -> bool:
 
 # -- one dispatch ---------------------------------------------------------------
 
-
-def _parse_time(value: str | None) -> float | None:
-    if not value:
-        return None
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
 
 
 def _round(value: float | None) -> float | None:
@@ -181,7 +174,7 @@ def assess(dispatch: Dispatch, layout: RunLayout, now: float, max_idle: float, l
     artifact_rel = d.liveness_artifact or d.log_path
     astat = _stat(_inside(layout, artifact_rel))
     clock_name, clock_value = ("startedAt", d.started_at) if d.started_at else ("dispatchedAt", d.dispatched_at)
-    clock = _parse_time(clock_value)
+    clock = parse_iso(clock_value)
     fresh_mtime = astat.st_mtime if astat is not None and (clock is None or astat.st_mtime >= clock - CLOCK_SLACK) else None
     alive = process_matches(d.pid, d.pid_start_time) if d.pid else None
     base = dict(
@@ -250,17 +243,7 @@ class Selection:
 
 def select_run(manifest: str | None, workers: Sequence[str], *, newest_only: bool, cwd: Path | None = None) -> Selection:
     """The run named by `--run-manifest`, else the active run of the project around `cwd`."""
-    if manifest is not None:
-        from okstra.team.worker_run import project_root_of
-
-        root = project_root_of(Path(manifest))
-        manifest_path = Path(manifest).resolve()
-    else:
-        root = paths.find_project_root(cwd)
-        active = active_run.load(root)
-        if active is None:
-            raise InputError(f"no active run in {root} ({OKSTRA_DIR}/active-run.json)", hint="pass --run-manifest PATH")
-        manifest_path = paths.resolve_inside(root, active.run_manifest_path, source="active-run.json runManifestPath")
+    root, manifest_path = locate_run(manifest, cwd=cwd)
     loaded = run_manifest.load(manifest_path)
     layout = RunLayout(root, loaded.run_id)
     state_path = paths.resolve_inside(root, loaded.team_state_path, source=f"{manifest_path}: teamStatePath")

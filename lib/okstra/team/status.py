@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
+from okstra.core.clock import parse_iso
 from okstra.model.dispatch import Dispatch
 from okstra.team import liveness
 from okstra.team.context import Run
@@ -48,21 +48,13 @@ class Row:
         }
 
 
-def _ts(value: str | None) -> float | None:
-    if not value:
-        return None
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
-
 
 def age_of(d: Dispatch, now: float) -> float | None:
     """Running: since startedAt (or dispatchedAt); finished: how long it ran."""
-    start = _ts(d.started_at) or _ts(d.dispatched_at)
+    start = parse_iso(d.started_at) or parse_iso(d.dispatched_at)
     if start is None:
         return None
-    end = _ts(d.finished_at) if d.terminal else None
+    end = parse_iso(d.finished_at) if d.terminal else None
     return (end if end is not None else now) - start
 
 

@@ -25,15 +25,15 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from okstra.core import cli, fsio, paths, proc
-from okstra.core.errors import InputError, OkstraError, RefusedError, StateError
+from okstra.core.clock import now_iso
+from okstra.core.errors import OkstraError, RefusedError, StateError
 from okstra.model import run_manifest, team_state
 from okstra.model.dispatch import COMPLETED, ERROR, IN_PROGRESS, Dispatch
-from okstra.run.layout import OKSTRA_DIR, RunLayout
+from okstra.run.layout import RunLayout, project_root_of
 from okstra.team import liveness, output
 
 PROG = "worker-run"
@@ -51,20 +51,6 @@ ENV_RESULT_PATH = "OKSTRA_RESULT_PATH"
 ENV_EVIDENCE_DIR = "OKSTRA_EVIDENCE_DIR"
 
 
-def now_iso() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def project_root_of(manifest_path: Path) -> Path:
-    """`<root>/.okstra/runs/<run-id>/run-manifest.json` -> `<root>`; anything else is refused."""
-    resolved = Path(manifest_path).resolve()
-    parts = resolved.parts
-    if len(parts) < 5 or parts[-4:-2] != (OKSTRA_DIR, "runs") or not resolved.is_file():
-        raise InputError(
-            f"--run-manifest: {str(manifest_path)!r} is not a run manifest at <project>/.okstra/runs/<run-id>/run-manifest.json",
-            hint="pass the run-manifest.json that render-bundle wrote",
-        )
-    return resolved.parents[3]
 
 
 @dataclass(frozen=True)

@@ -16,10 +16,10 @@ import pytest
 from conftest import BIN
 from fixtures.runs import add_attempt, fakes_env, make_run, set_dispatch
 from okstra.core import fsio
+from okstra.core.clock import now_iso
 from okstra.core.errors import RefusedError
 from okstra.model import team_state
 from okstra.team import liveness
-from okstra.team.worker_run import now_iso
 
 W = "claude-analyst"
 
