@@ -80,3 +80,10 @@ teardown() { team_teardown; }
   assert_failure 2
   [[ "$stderr" == "team-teardown: --grace 'soon' is not a number of seconds"* ]]
 }
+
+@test "prints the phase-teardown checkpoint" {
+  render-bundle --task-key demo/end --task-type analysis --workers claude --backend cli-wrapper >/dev/null
+  run --separate-stderr team-teardown
+  assert_success
+  [[ "$stderr" == "team-teardown: PROGRESS: phase-teardown panes=0 "* ]]
+}

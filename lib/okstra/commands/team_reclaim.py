@@ -9,8 +9,8 @@ from okstra.core import cli
 PROG = "team-reclaim"
 
 
-def report(prog: str, outcome, as_json: bool) -> None:
-    """Shared by team-reclaim and team-teardown: data on stdout, the summary on stderr."""
+def report(prog: str, outcome, as_json: bool, checkpoint: str) -> None:
+    """Shared by team-reclaim and team-teardown: data on stdout, the PROGRESS checkpoint on stderr."""
     if as_json:
         cli.emit_json(outcome.to_dict())
     elif outcome.dry_run:
@@ -21,20 +21,22 @@ def report(prog: str, outcome, as_json: bool) -> None:
             print(f"{pane_id}\t{kind}\t{worker}")
     verb = "would close" if outcome.dry_run else "closed"
     extra = f" kept={len(outcome.kept)}" if outcome.action == "reclaim" else f" written-off={len(outcome.written_off)}"
-    cli.say(prog, f"PROGRESS: phase-batch-cleanup panes={len(outcome.closed)} ({verb}; backend={outcome.backend}){extra}")
+    cli.say(prog, f"PROGRESS: {checkpoint} panes={len(outcome.closed)} ({verb}; backend={outcome.backend}){extra}")
 
 
 def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
     parser = cli.parser(PROG, doc)
     parser.add_argument("--run-manifest", metavar="PATH")
     parser.add_argument("--dry-run", action="store_true")
+    parser.add_argument("--gate", action="store_true")
     parser.add_argument("--json", action="store_true")
 
     def body() -> int:
         args = parser.parse_args(argv)
         from okstra.team import context, lifecycle
 
-        report(PROG, lifecycle.reclaim(context.open_run(args.run_manifest), dry_run=args.dry_run), args.json)
+        checkpoint = "phase-gate-cleanup" if args.gate else "phase-batch-cleanup"
+        report(PROG, lifecycle.reclaim(context.open_run(args.run_manifest), dry_run=args.dry_run), args.json, checkpoint)
         return cli.EXIT_OK
 
     return cli.run(PROG, body)

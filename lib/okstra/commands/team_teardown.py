@@ -34,7 +34,7 @@ def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
 
         grace = lifecycle.DEFAULT_GRACE if args.grace is None else args.grace
         outcome = lifecycle.teardown(context.open_run(args.run_manifest), dry_run=args.dry_run, grace=grace)
-        report(PROG, outcome, args.json)
+        report(PROG, outcome, args.json, "phase-teardown")
         if outcome.survivors:
             cli.say(PROG, f"processes still running after SIGKILL: {' '.join(map(str, outcome.survivors))}")
             return cli.EXIT_NO
