@@ -63,6 +63,11 @@ class RunLayout:
         return self.dir / "team-state.json"
 
     @property
+    def watchers(self) -> Path:
+        """Watcher panes of the run (team-watch), apart from the dispatch records."""
+        return self.dir / "watchers.json"
+
+    @property
     def prompts_dir(self) -> Path:
         return self.dir / "prompts"
 

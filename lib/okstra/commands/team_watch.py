@@ -1,0 +1,42 @@
+"""`team-watch`: argument handling; the work is okstra.team.watchers."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+from okstra.core import cli
+
+PROG = "team-watch"
+
+
+def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
+    parser = cli.parser(PROG, doc)
+    parser.add_argument("--run-manifest", metavar="PATH")
+    parser.add_argument("--worker", action="append", default=[])
+    parser.add_argument("--stop", action="store_true")
+    parser.add_argument("--dry-run", action="store_true")
+    parser.add_argument("--json", action="store_true")
+
+    def body() -> int:
+        args = parser.parse_args(argv)
+        from okstra.team import context, watchers
+
+        run = context.open_run(args.run_manifest)
+        if args.stop or args.dry_run:
+            closed = watchers.stop(run, dry_run=args.dry_run)
+            if args.json:
+                cli.emit_json({"runId": run.manifest.run_id, "dryRun": args.dry_run, "closed": list(closed.closed),
+                               "alreadyGone": list(closed.gone)})
+            else:
+                for pane_id in closed.closed:
+                    sys.stdout.write(f"{pane_id}\twatcher\n")
+            return cli.EXIT_OK
+        watcher = watchers.open_watcher(run, tuple(args.worker))
+        if args.json:
+            cli.emit_json({"runId": run.manifest.run_id, **watcher.to_dict()})
+        else:
+            sys.stdout.write(f"{watcher.pane_id}\t{watcher.watcher_id}\t{','.join(watcher.workers)}\n")
+        return cli.EXIT_OK
+
+    return cli.run(PROG, body)

@@ -1,0 +1,31 @@
+#!/usr/bin/env bats
+
+load test_helper
+
+setup() {
+  okstra_setup
+  export PATH="$REPO_ROOT/tests/fakes:$PATH"
+}
+
+@test "a cli-wrapper run has no panes: it says where the logs are, exit 2, nothing written" {
+  render-bundle --task-key demo/watch --task-type analysis --workers claude --backend cli-wrapper >/dev/null
+  before=$(tree_snapshot .okstra)
+  run --separate-stderr team-watch
+  assert_failure 2
+  [[ "$stderr" == "team-watch: run demo--watch--r001 uses the cli-wrapper backend, which has no panes to watch in; follow the logs yourself: tail -F .okstra/runs/demo--watch--r001/logs/*.log" ]]
+  [ "$(tree_snapshot .okstra)" = "$before" ]
+}
+
+@test "stop with no watchers closes nothing and succeeds" {
+  render-bundle --task-key demo/watch --task-type analysis --workers claude --backend cli-wrapper >/dev/null
+  run team-watch --stop --json
+  assert_success
+  assert_line --partial '"closed": []'
+}
+
+@test "an unknown worker is refused with the known ones" {
+  render-bundle --task-key demo/watch --task-type analysis --workers claude --backend tmux-pane --lead-pane %0 >/dev/null
+  run --separate-stderr team-watch --worker nobody
+  assert_failure 2
+  [[ "$stderr" == *"no dispatch for worker 'nobody'"*"known workers: claude"* ]]
+}

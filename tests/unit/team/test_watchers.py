@@ -1,0 +1,63 @@
+"""Watcher panes survive reclaim and teardown; only the scoped stop closes them."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from fixtures.runs import FAKES
+from fixtures.team import prepare, wait_for
+from fixtures.tmux import private_server
+from okstra.core.errors import RefusedError
+from okstra.team import dispatch, lifecycle, watchers
+
+
+@pytest.fixture(autouse=True)
+def fakes(monkeypatch):
+    monkeypatch.setenv("PATH", f"{FAKES}{os.pathsep}{os.environ['PATH']}")
+
+
+@pytest.fixture
+def server(monkeypatch, tmp_path):
+    yield from private_server(monkeypatch, tmp_path)
+
+
+def test_a_watcher_survives_reclaim_and_teardown_and_closes_only_on_stop(server, project):
+    run = prepare(project, workers=("claude", "codex"), lead=server.lead)
+    dispatch.dispatch(run)
+    wait_for(run, lambda by: all(d.status == "completed" for d in by.values()), what="both completed")
+    watcher = watchers.open_watcher(run)
+    rows = server.panes()
+    assert rows[watcher.pane_id]["kind"] == "watcher" and rows[watcher.pane_id]["run"] == run.manifest.run_id
+    assert watcher.workers == ("claude", "codex")
+
+    lifecycle.reclaim(run)
+    lifecycle.teardown(run, grace=1)
+    assert watcher.pane_id in server.panes(), "reclaim and teardown must leave the watcher"
+
+    assert watchers.stop(run, dry_run=True).closed == (watcher.pane_id,)
+    assert watcher.pane_id in server.panes()
+    assert watchers.stop(run).closed == (watcher.pane_id,)
+    assert set(server.panes()) == {server.lead}
+    assert json.loads(run.layout.watchers.read_text())["watchers"] == []
+    assert watchers.stop(run).closed == ()
+
+
+def test_stop_never_closes_a_users_pane_with_the_same_title(server, project):
+    run = prepare(project, workers=("claude",), lead=server.lead)
+    dispatch.dispatch(run)
+    wait_for(run, lambda by: by["claude"].status == "completed", what="claude completed")
+    watcher = watchers.open_watcher(run)
+    mine = server.tmux("split-window", "-d", "-P", "-F", "#{pane_id}", "-t", server.lead, "sleep 60").strip()
+    server.tmux("select-pane", "-t", mine, "-T", f"okstra watch {run.manifest.run_id}")
+    watchers.stop(run)
+    assert mine in server.panes() and watcher.pane_id not in server.panes()
+
+
+def test_a_cli_wrapper_run_has_no_panes_to_watch(project):
+    run = prepare(project, workers=("claude",), backend="cli-wrapper")
+    with pytest.raises(RefusedError, match="has no panes to watch in; follow the logs yourself: tail -F"):
+        watchers.open_watcher(run)
+    assert not run.layout.watchers.exists()
