@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from okstra.core import fsio
+from okstra.core import fsio, schemas
 from okstra.core.clock import now_iso
 from okstra.core.errors import RefusedError, StateError
 from okstra.team.backends.base import WATCHER, Closed, LaunchSpec
@@ -46,6 +46,7 @@ def recorded(run: Run) -> list[Watcher]:
     if not path.exists():
         return []
     raw = fsio.read_json(path, what="watchers file")
+    schemas.check_state("watchers", raw, str(path))
     try:
         return [Watcher.from_dict(w) for w in raw["watchers"]]
     except (KeyError, TypeError) as exc:
@@ -81,6 +82,7 @@ def open_watcher(run: Run, workers: tuple[str, ...] = ()) -> Watcher:
 
     def add(doc: dict[str, Any]) -> bool:
         doc.setdefault("watchers", []).append(watcher.to_dict())
+        schemas.check_state("watchers", doc, str(run.layout.watchers))
         return True
 
     fsio.update_json(run.layout.watchers, add, default=_default)

@@ -10,7 +10,8 @@ import pytest
 from fixtures.runs import FAKES
 from fixtures.team import prepare, wait_for
 from fixtures.tmux import private_server
-from okstra.core.errors import RefusedError
+from okstra.core import schemas
+from okstra.core.errors import RefusedError, StateError
 from okstra.team import dispatch, lifecycle, watchers
 
 
@@ -32,6 +33,7 @@ def test_a_watcher_survives_reclaim_and_teardown_and_closes_only_on_stop(server,
     rows = server.panes()
     assert rows[watcher.pane_id]["kind"] == "watcher" and rows[watcher.pane_id]["run"] == run.manifest.run_id
     assert watcher.workers == ("claude", "codex")
+    assert schemas.problems("watchers", json.loads(run.layout.watchers.read_text())) == []
 
     lifecycle.reclaim(run)
     lifecycle.teardown(run, grace=1)
@@ -61,3 +63,10 @@ def test_a_cli_wrapper_run_has_no_panes_to_watch(project):
     with pytest.raises(RefusedError, match="has no panes to watch in; follow the logs yourself: tail -F"):
         watchers.open_watcher(run)
     assert not run.layout.watchers.exists()
+
+
+def test_a_hand_broken_watchers_file_is_refused_with_exit_2_kind(project):
+    run = prepare(project, workers=("claude",), backend="cli-wrapper")
+    run.layout.watchers.write_text('{"schemaVersion": "1.0", "watchers": [{"paneId": 3}]}')
+    with pytest.raises(StateError, match="not a valid watchers document"):
+        watchers.stop(run)
