@@ -37,3 +37,31 @@ setup() {
   assert_failure 2
   [ "${#lines[@]}" -eq 0 ]
 }
+
+@test "the translator round writes the report's translation sidecar, which the HTML view shows" {
+  render-bundle --task-key demo/ko --task-type analysis --workers claude,codex --backend cli-wrapper --report-language ko >/dev/null
+  team-dispatch >/dev/null 2>&1 && worker-wait --timeout 60 >/dev/null 2>&1
+  round-prepare --role report-writer >/dev/null 2>&1
+  team-dispatch --round report >/dev/null 2>&1 && worker-wait --timeout 60 >/dev/null 2>&1
+  report-draft >/dev/null
+  report-finalize >/dev/null
+  reports=.okstra/runs/demo--ko--r001/reports
+  grep -q "translation-missing" "$reports/final-report-analysis-001.html"
+  run round-prepare --role translator --json
+  assert_success
+  assert_line --partial "\"resultPath\": \"$reports/final-report-analysis-001.ko.md\""
+  team-dispatch --round translation >/dev/null 2>&1 && worker-wait --timeout 60 >/dev/null 2>&1
+  grep -q '^# .*\[ko\]$' "$reports/final-report-analysis-001.ko.md"
+  render-report-views "$reports/final-report-analysis-001.md" >/dev/null
+  run grep -q "translation-missing" "$reports/final-report-analysis-001.html"
+  assert_failure 1
+  grep -q '\[ko\]' "$reports/final-report-analysis-001.html"
+}
+
+@test "the translator round refuses before the report exists" {
+  render-bundle --task-key demo/ko --task-type analysis --workers claude --backend cli-wrapper --report-language ko >/dev/null
+  team-dispatch >/dev/null 2>&1 && worker-wait --timeout 60 >/dev/null 2>&1
+  run --separate-stderr round-prepare --role translator
+  assert_failure 2
+  [[ "$stderr" == "round-prepare: run demo--ko--r001 has no rendered report to translate"*"finish the report first"* ]]
+}

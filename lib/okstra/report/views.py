@@ -58,7 +58,7 @@ def default_output(report: Path) -> Path:
 
 def translation_path(report: Path, language: str) -> Path:
     """The translator's sidecar `<report>.<lang>.md` beside the report."""
-    return report.with_name(f"{report.stem}.{language}.md")
+    return run_layout.translation_of(report, language)
 
 
 def script_json(document: Any) -> str:

@@ -45,6 +45,11 @@ def check_worker_id(worker_id: str, source: str = "worker id") -> str:
     return worker_id
 
 
+def translation_of(report: Path, language: str) -> Path:
+    """The translator's sidecar of a report: `<report>.<lang>.md` beside it (SPEC §8)."""
+    return Path(report).with_name(f"{Path(report).stem}.{language}.md")
+
+
 @dataclass(frozen=True)
 class RunLayout:
     project_root: Path
@@ -121,6 +126,9 @@ class RunLayout:
 
     def report_html(self, task_type: str, report_number: int) -> Path:
         return self.reports_dir / f"{self.report_stem(task_type, report_number)}.html"
+
+    def report_translation(self, task_type: str, report_number: int, language: str) -> Path:
+        return translation_of(self.report_markdown(task_type, report_number), language)
 
     def sidecar(self, task_type: str, report_number: int) -> Path:
         return self.responses_dir / f"user-response-{task_type}-{report_number:03d}.md"

@@ -45,7 +45,15 @@ class Round:
         }
 
 
-def _brief(role: str, state: TeamState, run: layout.RunLayout) -> str:
+def _brief(role: str, state: TeamState, run: layout.RunLayout, manifest: RunManifest) -> str:
+    if role == "translator":
+        report = run.report_markdown(manifest.task_type, manifest.report_number)
+        if not report.exists():
+            raise RefusedError(
+                f"run {state.run_id} has no rendered report to translate ({run.relative(report)})",
+                hint="finish the report first (report-draft, render-final-report, report-finalize)",
+            )
+        return f"## Report to translate\n\n- `{run.relative(report)}` into `{manifest.report_language}`"
     done = [d for d in state.latest() if d.status == COMPLETED and d.result_path]
     if not done:
         raise RefusedError(
@@ -54,6 +62,13 @@ def _brief(role: str, state: TeamState, run: layout.RunLayout) -> str:
         )
     lines = [f"- `{d.result_path}` ({d.worker_id}, {d.role}, {d.provider}/{d.model_id})" for d in done]
     return "## Results to work from\n\n" + "\n".join(lines)
+
+
+def _result_path(role: str, run: layout.RunLayout, manifest: RunManifest, worker_id: str, attempt: int) -> Path:
+    """The translator's result is the report's translation sidecar, where the HTML view looks."""
+    if role == "translator" and manifest.report_language:
+        return run.report_translation(manifest.task_type, manifest.report_number, manifest.report_language)
+    return run.result_path(worker_id, attempt)
 
 
 def prepare(project_root: Path, manifest_path: Path, role: str, workers: tuple[str, ...] = ()) -> Round:
@@ -82,7 +97,7 @@ def prepare(project_root: Path, manifest_path: Path, role: str, workers: tuple[s
                     f"worker {holder.worker_id} is still {newest.status} (attempt {newest.attempt})",
                     hint="wait for it with worker-wait, or reclaim the round first",
                 )
-        return _brief(role, state, run)
+        return _brief(role, state, run, manifest)
 
     def change(state: TeamState) -> TeamState:
         brief = check(state)  # again under the lock: the state may have moved on
@@ -98,7 +113,7 @@ def prepare(project_root: Path, manifest_path: Path, role: str, workers: tuple[s
                 attempt=attempt,
                 round=round_name,
                 prompt_path=run.relative(run.prompt_path(holder.worker_id, attempt)),
-                result_path=run.relative(run.result_path(holder.worker_id, attempt)),
+                result_path=run.relative(_result_path(role, run, manifest, holder.worker_id, attempt)),
                 log_path=run.relative(run.log_path(holder.worker_id, attempt)),
                 liveness_mode="heartbeat",
                 liveness_artifact=run.relative(run.heartbeat_path(holder.worker_id, attempt)),
