@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import glob
 import json
 import os
 import tempfile
@@ -100,6 +101,7 @@ def update_json(
     """
     path = Path(path)
     with locked(path):
+        _sweep_temporaries(path)
         if path.exists():
             document = read_json(path, what="state file")
         elif default is not None:
@@ -109,6 +111,14 @@ def update_json(
         if mutate(document):
             write_json(path, document)
         return document
+
+
+def _sweep_temporaries(path: Path) -> None:
+    """Remove what writers of `path` killed mid-write left (their temporaries). Called under
+    the lock: no writer of this locked document can be mid-write now."""
+    for stale in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):
+        with contextlib.suppress(FileNotFoundError):
+            stale.unlink()
 
 
 def append_line(path: Path, line: str) -> None:

@@ -132,8 +132,13 @@ def test_a_writer_killed_mid_write_leaves_a_complete_document(tmp_path):
         doc = json.loads(path.read_text())
         # Every update acknowledged before the kill is in the file (it may hold one more).
         assert doc["n"] >= (acknowledged[-1] if acknowledged else 0)
-    leftovers = [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
-    assert all(name.startswith(".state.json.") for name in leftovers)
+    # A killed writer may leave its temporary; the next locked update sweeps it away.
+    (tmp_path / ".state.json.k1ll3d.tmp").write_text('{"n": ')
+    (tmp_path / ".other.json.x.tmp").write_text("not ours")
+    fsio.update_json(path, lambda doc: False)
+    assert (tmp_path / ".other.json.x.tmp").exists()
+    (tmp_path / ".other.json.x.tmp").unlink()
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
 
 
 def test_append_line_adds_one_line_under_the_lock(tmp_path):
