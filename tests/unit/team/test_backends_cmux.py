@@ -13,7 +13,7 @@ import pytest
 
 from fixtures.runs import FAKES
 from fixtures.team import latest, prepare, wait_for
-from fixtures.tmux import kill_all, leftovers
+from fixtures.tmux import reap
 from okstra.core.errors import StateError
 from okstra.model.dispatch import TORN_DOWN_REASON
 from okstra.team import dispatch, lifecycle
@@ -27,10 +27,7 @@ def cmux_log(tmp_path, monkeypatch):
     monkeypatch.setenv("OKSTRA_FAKE_CMUX_LOG", str(log))
     monkeypatch.setenv("PATH", f"{FAKES}{os.pathsep}{os.environ['PATH']}")
     yield log
-    deadline = time.monotonic() + 3
-    while (left := leftovers(str(tmp_path))) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    kill_all(left)
+    left = reap(str(tmp_path))
     assert not left, f"processes left running: {left}"
 
 

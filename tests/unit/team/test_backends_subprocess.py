@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import os
 import sys
-import time
 
 import pytest
 
-from fixtures.tmux import kill_all, leftovers
+from fixtures.tmux import reap
 from okstra.core.errors import StateError
 from okstra.team.backends.base import LaunchSpec
 from okstra.team.backends.subprocess import SubprocessBackend
@@ -17,10 +16,7 @@ from okstra.team.backends.subprocess import SubprocessBackend
 @pytest.fixture(autouse=True)
 def no_leftovers(tmp_path):
     yield
-    deadline = time.monotonic() + 3
-    while (left := leftovers(str(tmp_path))) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    kill_all(left)
+    left = reap(str(tmp_path))
     assert not left
 
 

@@ -10,7 +10,7 @@ import pytest
 from conftest import tree_snapshot
 from fixtures.runs import FAKES
 from fixtures.team import latest, prepare, wait_for
-from fixtures.tmux import kill_all, leftovers, private_server
+from fixtures.tmux import private_server, reap
 from okstra.commands import team_dispatch
 from okstra.core.errors import ProblemsFound, RefusedError, StateError
 from okstra.model import team_state
@@ -21,10 +21,7 @@ from okstra.team import dispatch, lifecycle
 def fakes(monkeypatch, tmp_path):
     monkeypatch.setenv("PATH", f"{FAKES}{os.pathsep}{os.environ['PATH']}")
     yield
-    deadline = time.monotonic() + 3
-    while (left := leftovers(str(tmp_path))) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    kill_all(left)
+    left = reap(str(tmp_path))
     assert not left
 
 

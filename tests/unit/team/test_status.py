@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import json
 import os
-import time
 
 import pytest
 
 from fixtures.runs import FAKES
 from fixtures.team import prepare, wait_for
-from fixtures.tmux import kill_all, leftovers
+from fixtures.tmux import reap
 from okstra.commands import team_status
 from okstra.model import team_state
 from okstra.model.dispatch import Usage
@@ -21,10 +20,7 @@ from okstra.team import dispatch, lifecycle, status
 def fakes(monkeypatch, tmp_path):
     monkeypatch.setenv("PATH", f"{FAKES}{os.pathsep}{os.environ['PATH']}")
     yield
-    deadline = time.monotonic() + 3
-    while (left := leftovers(str(tmp_path))) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    kill_all(left)
+    left = reap(str(tmp_path))
     assert not left
 
 
