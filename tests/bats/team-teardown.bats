@@ -78,7 +78,7 @@ teardown() { team_teardown; }
 @test "refuses a bad --grace with exit 2" {
   run --separate-stderr team-teardown --grace soon
   assert_failure 2
-  [[ "$stderr" == "team-teardown: --grace 'soon' is not a number of seconds"* ]]
+  [[ "$stderr" == "team-teardown: argument --grace: 'soon' is not a number of seconds from 0 up to 600; see 'team-teardown --help'" ]]
 }
 
 @test "prints the phase-teardown checkpoint" {

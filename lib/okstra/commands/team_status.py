@@ -5,19 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from okstra.core import cli
-from okstra.core.errors import UsageError
 
 PROG = "team-status"
 
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not 0 < value <= 86400:
-        raise UsageError(f"{text!r} is not a number of seconds between 0 and 86400")
-    return value
 
 
 def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
@@ -25,8 +15,8 @@ def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
     parser.add_argument("--run-manifest", metavar="PATH")
     parser.add_argument("--all", action="store_true")
     parser.add_argument("--explain", metavar="WORKER")
-    parser.add_argument("--max-idle", type=_seconds, default=None, metavar="SECONDS")
-    parser.add_argument("--launch-grace", type=_seconds, default=None, metavar="SECONDS")
+    parser.add_argument("--max-idle", type=cli.seconds(), default=None, metavar="SECONDS")
+    parser.add_argument("--launch-grace", type=cli.seconds(), default=None, metavar="SECONDS")
     parser.add_argument("--json", action="store_true")
 
     def body() -> int:

@@ -5,25 +5,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from okstra.core import cli
-from okstra.core.errors import UsageError
 
 PROG = "team-teardown"
 
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not 0 <= value <= 600:
-        raise UsageError(f"--grace {text!r} is not a number of seconds between 0 and 600")
-    return value
 
 
 def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
     parser = cli.parser(PROG, doc)
     parser.add_argument("--run-manifest", metavar="PATH")
-    parser.add_argument("--grace", type=_seconds, default=None, metavar="SECONDS")
+    parser.add_argument("--grace", type=cli.seconds(maximum=600, zero=True), default=None, metavar="SECONDS")
     parser.add_argument("--dry-run", action="store_true")
     parser.add_argument("--json", action="store_true")
 

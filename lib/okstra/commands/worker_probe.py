@@ -12,19 +12,12 @@ from okstra.run.layout import check_worker_id
 PROG = "worker-probe"
 
 
-def seconds(text: str) -> float:
-    value = float(text)
-    if not value > 0 or value == float("inf"):
-        raise ValueError(text)
-    return value
-
-
 def add_selection(parser: argparse.ArgumentParser) -> None:
     """The options worker-probe and worker-wait share."""
     parser.add_argument("--run-manifest")
     parser.add_argument("--worker", action="append", default=[])
-    parser.add_argument("--max-idle", type=seconds, default=None)
-    parser.add_argument("--launch-grace", type=seconds, default=None)
+    parser.add_argument("--max-idle", type=cli.seconds(), default=None)
+    parser.add_argument("--launch-grace", type=cli.seconds(), default=None)
     parser.add_argument("--json", action="store_true")
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from okstra.commands.worker_probe import add_selection, seconds
+from okstra.commands.worker_probe import add_selection
 from okstra.core import cli
 from okstra.run.layout import check_worker_id
 
@@ -15,7 +15,7 @@ PROG = "worker-wait"
 def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
     parser = cli.parser(PROG, doc)
     add_selection(parser)
-    parser.add_argument("--timeout", type=seconds, default=None)
+    parser.add_argument("--timeout", type=cli.seconds(maximum=7 * 86400), default=None)
 
     def body() -> int:
         args = parser.parse_args(argv)

@@ -101,6 +101,22 @@ def parser(prog: str, doc: str | None = None) -> argparse.ArgumentParser:
     return p
 
 
+def seconds(*, maximum: float = 86400.0, zero: bool = False) -> Callable[[str], float]:
+    """An argparse type for a duration: seconds above 0 (from 0 with `zero`) up to `maximum`."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = float("nan")
+        if not ((value >= 0 if zero else value > 0) and value <= maximum):
+            low = "from 0" if zero else "above 0"
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds {low} up to {maximum:g}")
+        return value
+
+    return parse
+
+
 def say(prog: str, message: str) -> None:
     """Progress and warnings: stderr, prefixed, never mixed with data on stdout."""
     sys.stderr.write(f"{prog}: {message}\n")
