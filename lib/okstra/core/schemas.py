@@ -29,10 +29,18 @@ def validator(name: str) -> Any:
     return Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
 
 
+def _message(error: Any) -> str:
+    """A failed `pattern` says what the field expects (the schema's `x-expected`), not the regex."""
+    expected = error.schema.get("x-expected") if isinstance(error.schema, dict) else None
+    if error.validator == "pattern" and expected:
+        return f"{error.instance!r} is not {expected}"
+    return error.message
+
+
 def problems(name: str, document: Any) -> list[str]:
     """Every violation, one `<json path>: <message>` line each, in document order."""
     found = sorted(validator(name).iter_errors(document), key=lambda e: (list(map(str, e.absolute_path)), e.message))
-    return [f"{e.json_path}: {e.message}" for e in found]
+    return [f"{e.json_path}: {_message(e)}" for e in found]
 
 
 def check_state(name: str, document: Any, source: str) -> None:

@@ -57,7 +57,17 @@ def test_formats_are_checked(tmp_path):
 def test_one_line_fields_refuse_line_breaks_even_a_trailing_one(value, tmp_path):
     doc = reportfix.example("analysis")
     doc["findings"][0]["title"] = value
-    assert validate.problems(doc, tmp_path) == ["$.findings[0].title: must be one line of text (no line breaks), not blank"]
+    assert validate.problems(doc, tmp_path) == [f"$.findings[0].title: {value!r} is not one line of text (no line breaks), not blank"]
+
+
+def test_a_failed_pattern_says_what_the_field_expects_never_the_regex(tmp_path):
+    doc = reportfix.example("analysis")
+    doc["findings"][0]["evidence"][0]["lines"] = "line five"
+    doc["header"]["taskKey"] = "Feature Rate"
+    found = validate.problems(doc, tmp_path)
+    assert "$.findings[0].evidence[0].lines: 'line five' is not line numbers like 42, 10-24 or 3, 7-9" in found
+    assert any(p.startswith("$.header.taskKey: 'Feature Rate' is not a task key GROUP/ID") for p in found)
+    assert not any("(?!" in p or "\\S" in p for p in found)
 
 
 def test_a_trailing_newline_does_not_slip_through_an_anchored_pattern(tmp_path):
