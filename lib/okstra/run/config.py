@@ -278,8 +278,3 @@ def unset_value(scope: str, name: str, project_root: Path | None) -> bool:
 
     _write(path, change)
     return removed[0]
-
-
-def workers_list(value: Value | None) -> tuple[str, ...] | None:
-    return tuple(value.value.split(",")) if value is not None else None
-
