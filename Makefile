@@ -45,10 +45,10 @@ install: ## install into PREFIX (default ~/.okstra)
 uninstall: ## remove what install put into PREFIX
 	./install.sh --prefix "$(PREFIX)" --uninstall
 
-bench: deps ## measure the SPEC §13 budgets, printed as a table
+bench: deps ## measure the DESIGN §13 budgets, printed as a table
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) tests/bench/run.py
 
-demo: ## one full run end to end on fake provider CLIs (SPEC §12)
+demo: ## one full run end to end on fake provider CLIs (DESIGN §12)
 	@if [ -x demo/run ]; then demo/run; else echo "make demo: not yet available (the main-job issue adds it)" >&2; exit 2; fi
 
 clean: ## remove build output (keeps .venv and .deps)

@@ -1,4 +1,5 @@
-"""The Python half of hooks/compact-reminder: remind the lead of the active run (SPEC §10)."""
+"""The Python half of hooks/compact-reminder: remind the lead of the active run (DESIGN §10)."""
+
 import sys
 from os.path import dirname, realpath
 

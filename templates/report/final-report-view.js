@@ -1,4 +1,4 @@
-/* The HTML view's Export user response form (SPEC §9). Inlined into the page by
+/* The HTML view's Export user response form (DESIGN §9). Inlined into the page by
  * lib/okstra/report/views.py after templates/views/sidecar.js, whose
  * okstraSerializeSidecar(obj) writes the sidecar bytes (the same as the Python
  * serializer). Reads the run metadata from the okstra-meta JSON block; sends

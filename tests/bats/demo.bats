@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# make demo (SPEC §12) in cli-wrapper mode: every artefact it prints exists and validates.
+# make demo (DESIGN §12) in cli-wrapper mode: every artefact it prints exists and validates.
 
 # shellcheck disable=SC2154  # bats sets $stderr
 load test_helper

@@ -49,9 +49,23 @@ def rows(ctx: Context) -> list[Row]:
     lost = WRITERS * UPDATES - final
     rate = (WRITERS * UPDATES) / elapsed
     return [
-        Row("interpreter start-up (installed venv, python -c pass)", startup, "s", "itself", startup, "<= 1.0",
-            "the baseline of the write-guard rows"),
-        Row(f"locked JSON updates/s ({WRITERS} writers x {UPDATES})", rate, "updates/s", "budget", 1000.0, ">= 1.0",
-            f"lost updates: {lost} (must be 0)" if lost == 0 else f"LOST {lost} UPDATES"),
+        Row(
+            "interpreter start-up (installed venv, python -c pass)",
+            startup,
+            "s",
+            "itself",
+            startup,
+            "<= 1.0",
+            "the baseline of the write-guard rows",
+        ),
+        Row(
+            f"locked JSON updates/s ({WRITERS} writers x {UPDATES})",
+            rate,
+            "updates/s",
+            "budget",
+            1000.0,
+            ">= 1.0",
+            f"lost updates: {lost} (must be 0)" if lost == 0 else f"LOST {lost} UPDATES",
+        ),
         Row("locked JSON lost updates", float(lost), "", "none lost", 1.0, "<= 0.0"),
     ]

@@ -1,4 +1,4 @@
-"""Hook rows (SPEC §13): the installed write-guard's median wall per call, against the
+"""Hook rows (DESIGN §13): the installed write-guard's median wall per call, against the
 installed interpreter's bare start-up, with an active stage of 200 planned paths and
 with no active run."""
 
@@ -88,9 +88,23 @@ def rows(ctx: Context) -> list[Row]:
     )
     startup = medians["startup"]
     return [
-        Row("write-guard, active stage of 200 planned paths (median/call)", medians["active"], "s", "start-up", startup, "<= 1.3",
+        Row(
+            "write-guard, active stage of 200 planned paths (median/call)",
+            medians["active"],
+            "s",
+            "start-up",
+            startup,
+            "<= 1.3",
             f"{CALLS} calls of the installed hooks/write-guard with a real-shaped Edit input, "
-            f"interleaved with {CALLS} bare start-ups (python -c pass) as the baseline"),
-        Row("write-guard, no active run (median/call)", medians["idle"], "s", "start-up", startup, "<= 0.25",
-            "decided by the sh door before any interpreter starts"),
+            f"interleaved with {CALLS} bare start-ups (python -c pass) as the baseline",
+        ),
+        Row(
+            "write-guard, no active run (median/call)",
+            medians["idle"],
+            "s",
+            "start-up",
+            startup,
+            "<= 0.25",
+            "decided by the sh door before any interpreter starts",
+        ),
     ]

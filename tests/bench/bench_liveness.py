@@ -1,4 +1,4 @@
-"""worker-wait rows (SPEC §13): detection latency of a landed result, CPU while waiting on 32 workers.
+"""worker-wait rows (DESIGN §13): detection latency of a landed result, CPU while waiting on 32 workers.
 
 Both run the installed `worker-wait` against a run prepared with the test
 fixture. A worker is "in flight" with a fresh heartbeat and a live pid (a
@@ -43,8 +43,15 @@ def _in_flight(layout, workers: list[str], pid: int) -> None:
     start = liveness.process_start_time(pid)
     for w in workers:
         fsio.write_json(layout.heartbeat_path(w), {"beatAt": _iso()})
-        set_dispatch(layout, w, status="in-progress", started_at=_iso(), pid=pid, pid_start_time=start,
-                     liveness_artifact=layout.relative(layout.heartbeat_path(w)))
+        set_dispatch(
+            layout,
+            w,
+            status="in-progress",
+            started_at=_iso(),
+            pid=pid,
+            pid_start_time=start,
+            liveness_artifact=layout.relative(layout.heartbeat_path(w)),
+        )
 
 
 def _watching(pid: int, timeout: float = 10.0) -> None:
@@ -76,8 +83,11 @@ def _latency(ctx: Context, keeper: subprocess.Popen) -> float:
     times: list[float] = []
     writes: list[float] = []
     for w in workers:
-        proc = subprocess.Popen([str(wait_bin), "--run-manifest", str(layout.manifest), "--worker", w, "--timeout", "60"],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            [str(wait_bin), "--run-manifest", str(layout.manifest), "--worker", w, "--timeout", "60"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         _watching(proc.pid)
         t_write = time.perf_counter()
         fsio.atomic_write(layout.result_path(w), "# Findings\n\nlanded\n")
@@ -96,8 +106,11 @@ def _cpu(ctx: Context, keeper: subprocess.Popen) -> float:
     workers = [f"w{i:02d}" for i in range(WORKERS)]
     layout, _ = make_run(root, [{"workerId": w, "provider": "codex"} for w in workers])
     _in_flight(layout, workers, keeper.pid)
-    proc = subprocess.Popen([str(ctx.prefix / "bin" / "worker-wait"), "--run-manifest", str(layout.manifest), "--timeout", "120"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [str(ctx.prefix / "bin" / "worker-wait"), "--run-manifest", str(layout.manifest), "--timeout", "120"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         _watching(proc.pid)
         before, t0 = _cpu_seconds(proc.pid), time.monotonic()
@@ -120,10 +133,17 @@ def rows(ctx: Context) -> list[Row]:
         keeper.kill()
         keeper.wait()
     return [
-        Row(f"worker-wait: result landing to exit (median of {LANDINGS})", latency, "s",
-            "20 s polling (expected wait)", 10.0, "<= 0.01",
+        Row(
+            f"worker-wait: result landing to exit (median of {LANDINGS})",
+            latency,
+            "s",
+            "20 s polling (expected wait)",
+            10.0,
+            "<= 0.01",
             f"timed from the landed record; the landing itself (result + record, 2 fsyncs) took {landing * 1000:.0f} ms more; "
-            f"load average {os.getloadavg()[0]:.1f}"),
-        Row(f"worker-wait: CPU while waiting on {WORKERS} workers ({CPU_WINDOW:g} s)", cpu, "%",
-            "1 % of one core", 1.0, "<= 1.0"),
+            f"load average {os.getloadavg()[0]:.1f}",
+        ),
+        Row(
+            f"worker-wait: CPU while waiting on {WORKERS} workers ({CPU_WINDOW:g} s)", cpu, "%", "1 % of one core", 1.0, "<= 1.0"
+        ),
     ]

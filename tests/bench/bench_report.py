@@ -1,4 +1,4 @@
-"""Report rows: render-final-report on the 2 MB, 1,000-finding report, validation included (SPEC §13)."""
+"""Report rows: render-final-report on the 2 MB, 1,000-finding report, validation included (DESIGN §13)."""
 
 from __future__ import annotations
 
@@ -26,6 +26,13 @@ def rows(ctx: Context) -> list[Row]:
         raise SystemExit(f"bench_report: render-final-report failed ({check.returncode}): {check.stderr.strip()}")
     figure = median_wall(argv, RUNS, cwd=project)
     return [
-        Row(f"render-final-report, {size / 1e6:.1f} MB / {make_large.FINDINGS:,} findings (validation incl.)", figure, "s",
-            "budget", BUDGET_S, "<= 1.0", f"median of {RUNS} runs of the installed command, interpreter start-up included"),
+        Row(
+            f"render-final-report, {size / 1e6:.1f} MB / {make_large.FINDINGS:,} findings (validation incl.)",
+            figure,
+            "s",
+            "budget",
+            BUDGET_S,
+            "<= 1.0",
+            f"median of {RUNS} runs of the installed command, interpreter start-up included",
+        ),
     ]

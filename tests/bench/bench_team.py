@@ -1,4 +1,4 @@
-"""Team rows (SPEC §13): team-teardown of 32 real tmux panes, team-dispatch of 16 workers.
+"""Team rows (DESIGN §13): team-teardown of 32 real tmux panes, team-dispatch of 16 workers.
 
 Both run the installed commands against a private tmux server (`tmux -S`).
 - teardown: 32 worker panes (each running `sleep`, recorded in-progress with
@@ -32,8 +32,9 @@ def _server() -> tuple[str, str, str]:
     folder = tempfile.mkdtemp(prefix="okb-", dir="/tmp")
     sock = os.path.join(folder, "sock")
     subprocess.run(["tmux", "-S", sock, "-f", "/dev/null", "new-session", "-d", "-x", "240", "-y", "100"], check=True)
-    lead = subprocess.run(["tmux", "-S", sock, "display-message", "-p", "#{pane_id}"], capture_output=True, text=True,
-                          check=True).stdout.strip()
+    lead = subprocess.run(
+        ["tmux", "-S", sock, "display-message", "-p", "#{pane_id}"], capture_output=True, text=True, check=True
+    ).stdout.strip()
     return folder, sock, lead
 
 
@@ -44,8 +45,13 @@ def _kill(folder: str, sock: str) -> None:
 
 def _env(ctx: Context, sock: str, lead: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OKSTRA_", "TMUX"))}
-    env.update(OKSTRA_TMUX_SOCKET=sock, TMUX_PANE=lead, OKSTRA_ROOT=str(ctx.tmp / "okstra-root"),
-               PATH=f"{REPO / 'tests' / 'fakes'}{os.pathsep}{env.get('PATH', '')}", OKSTRA_FAKE_MODE="hang")
+    env.update(
+        OKSTRA_TMUX_SOCKET=sock,
+        TMUX_PANE=lead,
+        OKSTRA_ROOT=str(ctx.tmp / "okstra-root"),
+        PATH=f"{REPO / 'tests' / 'fakes'}{os.pathsep}{env.get('PATH', '')}",
+        OKSTRA_FAKE_MODE="hang",
+    )
     return env
 
 
@@ -76,16 +82,30 @@ def _teardown_once(ctx: Context, n: int) -> float:
         launched = {x.spec.worker_id: x for x in backend.launch(specs)}
 
         def record(state):
-            return type(state)(state.run_id, tuple(
-                d.evolve(status="in-progress", pane_id=launched[d.worker_id].pane_id, pid=launched[d.worker_id].pid,
-                         pgid=launched[d.worker_id].pid, pid_start_time=liveness.process_start_time(launched[d.worker_id].pid),
-                         started_at="2026-11-30T12:00:00Z")
-                for d in state.dispatches))
+            return type(state)(
+                state.run_id,
+                tuple(
+                    d.evolve(
+                        status="in-progress",
+                        pane_id=launched[d.worker_id].pane_id,
+                        pid=launched[d.worker_id].pid,
+                        pgid=launched[d.worker_id].pid,
+                        pid_start_time=liveness.process_start_time(launched[d.worker_id].pid),
+                        started_at="2026-11-30T12:00:00Z",
+                    )
+                    for d in state.dispatches
+                ),
+            )
 
         team_state.update(layout.team_state, record)
         t0 = time.perf_counter()
-        done = subprocess.run([str(ctx.prefix / "bin" / "team-teardown"), "--run-manifest", str(layout.manifest), "--json"],
-                              env=_env(ctx, sock, lead), capture_output=True, text=True, check=False)
+        done = subprocess.run(
+            [str(ctx.prefix / "bin" / "team-teardown"), "--run-manifest", str(layout.manifest), "--json"],
+            env=_env(ctx, sock, lead),
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         elapsed = time.perf_counter() - t0
         if done.returncode != 0 or f'"panes": {PANES}' not in done.stdout:
             raise SystemExit(f"bench_team: team-teardown failed: {done.stderr.strip()}")
@@ -102,8 +122,14 @@ def _kill_pane_baseline() -> float:
     try:
         ids = []
         for _ in range(PANES):
-            ids.append(subprocess.run(["tmux", "-S", sock, "split-window", "-d", "-P", "-F", "#{pane_id}", "-t", lead, "-l", "1",
-                                       "sleep 600"], capture_output=True, text=True, check=True).stdout.strip())
+            ids.append(
+                subprocess.run(
+                    ["tmux", "-S", sock, "split-window", "-d", "-P", "-F", "#{pane_id}", "-t", lead, "-l", "1", "sleep 600"],
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                ).stdout.strip()
+            )
             subprocess.run(["tmux", "-S", sock, "select-layout", "-t", lead, "tiled"], check=True)
         t0 = time.perf_counter()
         for pane in ids:
@@ -129,9 +155,16 @@ def _dispatch_once(ctx: Context, n: int) -> float:
         old = dict(os.environ)
         os.environ.update(OKSTRA_ROOT=env["OKSTRA_ROOT"])
         try:
-            result = render(root, BundleRequest(task_key="bench/dispatch", task_type="analysis",
-                                                workers=["claude", "codex", "antigravity", "grok", "kimi"],
-                                                backend="tmux-pane", lead_pane=lead))
+            result = render(
+                root,
+                BundleRequest(
+                    task_key="bench/dispatch",
+                    task_type="analysis",
+                    workers=["claude", "codex", "antigravity", "grok", "kimi"],
+                    backend="tmux-pane",
+                    lead_pane=lead,
+                ),
+            )
         finally:
             os.environ.clear()
             os.environ.update(old)
@@ -143,9 +176,17 @@ def _dispatch_once(ctx: Context, n: int) -> float:
         for i in range(WORKERS - len(base)):
             b = base[i % len(base)]
             wid = f"{b.worker_id}-x{i}"
-            d = Dispatch(worker_id=wid, role=b.role, provider=b.provider, model_id=b.model_id, round=b.round,
-                         prompt_path=layout.relative(layout.prompt_path(wid)), result_path=layout.relative(layout.result_path(wid)),
-                         log_path=layout.relative(layout.log_path(wid)), liveness_artifact=layout.relative(layout.heartbeat_path(wid)))
+            d = Dispatch(
+                worker_id=wid,
+                role=b.role,
+                provider=b.provider,
+                model_id=b.model_id,
+                round=b.round,
+                prompt_path=layout.relative(layout.prompt_path(wid)),
+                result_path=layout.relative(layout.result_path(wid)),
+                log_path=layout.relative(layout.log_path(wid)),
+                liveness_artifact=layout.relative(layout.heartbeat_path(wid)),
+            )
             fsio.atomic_write(layout.prompt_path(wid), prompts.render(run, d, cat, brief="bench", run_layout=layout))
             extra.append(d)
         team_state.update(layout.team_state, lambda s: TeamState(s.run_id, s.dispatches + tuple(extra)))
@@ -155,18 +196,29 @@ def _dispatch_once(ctx: Context, n: int) -> float:
         assign = {a.worker_id: a for a in run.assignments}
         people = {x.worker_id: x for x in run.participants}
         grown = run.evolve(
-            assignments=run.assignments + tuple(replace(assign[d.worker_id.rsplit("-x", 1)[0]], worker_id=d.worker_id) for d in extra),
-            participants=run.participants + tuple(replace(people[d.worker_id.rsplit("-x", 1)[0]], worker_id=d.worker_id) for d in extra),
+            assignments=run.assignments
+            + tuple(replace(assign[d.worker_id.rsplit("-x", 1)[0]], worker_id=d.worker_id) for d in extra),
+            participants=run.participants
+            + tuple(replace(people[d.worker_id.rsplit("-x", 1)[0]], worker_id=d.worker_id) for d in extra),
         )
         fsio.write_json(layout.manifest, grown.to_dict())
         t0 = time.perf_counter()
-        done = subprocess.run([str(ctx.prefix / "bin" / "team-dispatch"), "--run-manifest", str(layout.manifest), "--json"],
-                              env=env, capture_output=True, text=True, check=False)
+        done = subprocess.run(
+            [str(ctx.prefix / "bin" / "team-dispatch"), "--run-manifest", str(layout.manifest), "--json"],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         elapsed = time.perf_counter() - t0
         if done.returncode != 0 or f'"panes": {WORKERS}' not in done.stdout:
             raise SystemExit(f"bench_team: team-dispatch failed: {done.stderr.strip()}")
-        subprocess.run([str(ctx.prefix / "bin" / "team-teardown"), "--run-manifest", str(layout.manifest), "--grace", "3"],
-                       env=env, capture_output=True, check=False)
+        subprocess.run(
+            [str(ctx.prefix / "bin" / "team-teardown"), "--run-manifest", str(layout.manifest), "--grace", "3"],
+            env=env,
+            capture_output=True,
+            check=False,
+        )
         return elapsed
     finally:
         _kill(folder, sock)
@@ -185,9 +237,23 @@ def rows(ctx: Context) -> list[Row]:
         else:
             os.environ["OKSTRA_TMUX_SOCKET"] = saved
     return [
-        Row(f"team-teardown of {PANES} real tmux panes (median of {RUNS})", teardown, "s", "budget", 0.5, "<= 1.0",
+        Row(
+            f"team-teardown of {PANES} real tmux panes (median of {RUNS})",
+            teardown,
+            "s",
+            "budget",
+            0.5,
+            "<= 1.0",
             f"naive baseline, {PANES} separate tmux kill-pane calls: {naive * 1000:.1f} ms "
-            f"(teardown = {teardown / naive:.2f} x that, including interpreter start-up, state write-off and process checks)"),
-        Row(f"team-dispatch of {WORKERS} workers into tmux panes (median of 3)", dispatch, "s", "budget", 1.0, "<= 1.0",
-            "includes the prompt check of all 16 prompts; returns without waiting for the workers"),
+            f"(teardown = {teardown / naive:.2f} x that, including interpreter start-up, state write-off and process checks)",
+        ),
+        Row(
+            f"team-dispatch of {WORKERS} workers into tmux panes (median of 3)",
+            dispatch,
+            "s",
+            "budget",
+            1.0,
+            "<= 1.0",
+            "includes the prompt check of all 16 prompts; returns without waiting for the workers",
+        ),
     ]

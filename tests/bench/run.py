@@ -1,4 +1,4 @@
-"""`make bench`: measure the SPEC §13 budgets as ratios against baselines, print a table.
+"""`make bench`: measure the DESIGN §13 budgets as ratios against baselines, print a table.
 
 Each `tests/bench/bench_*.py` module defines `rows(ctx: Context) -> list[Row]`.
 The context installs okstra once into a temporary prefix (so figures are for
@@ -95,7 +95,14 @@ def main(argv: list[str]) -> int:
             rows.extend(module.rows(ctx))
     head = ("measure", "figure", "baseline", "ratio", "budget", "ok")
     table = [head] + [
-        (r.name, fmt(r.figure, r.unit), f"{r.baseline_name} = {fmt(r.baseline, r.unit)}", f"{r.ratio:.3f}", r.budget, "yes" if r.ok else "NO")
+        (
+            r.name,
+            fmt(r.figure, r.unit),
+            f"{r.baseline_name} = {fmt(r.baseline, r.unit)}",
+            f"{r.ratio:.3f}",
+            r.budget,
+            "yes" if r.ok else "NO",
+        )
         for r in rows
     ]
     widths = [max(len(row[i]) for row in table) for i in range(len(head))]

@@ -71,7 +71,9 @@ def test_okstra_help_lists_every_public_door():
     assert done.returncode == 0
     for door in DOORS:
         if door.name != "okstra":
-            assert re.search(rf"^  {re.escape(door.name)} +{re.escape(cli.summary_of(cli.doc_of_file(door)))}$", done.stdout, re.M)
+            assert re.search(
+                rf"^  {re.escape(door.name)} +{re.escape(cli.summary_of(cli.doc_of_file(door)))}$", done.stdout, re.M
+            )
 
 
 def test_the_readme_env_table_matches_the_knobs():

@@ -1,4 +1,4 @@
-"""`config`: read and change okstra's settings (SPEC §11)."""
+"""`config`: read and change okstra's settings (DESIGN §11)."""
 
 from __future__ import annotations
 

@@ -27,9 +27,16 @@ def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
             cli.emit_json(outcome.to_dict())
         elif outcome.action == "install":
             state = "installed" if outcome.changed else "already installed (unchanged)"
-            print(f"{outcome.settings_path}: okstra hooks {state}: " + ", ".join(f"{h['event']}[{h['matcher']}]" for h in outcome.hooks))
+            print(
+                f"{outcome.settings_path}: okstra hooks {state}: "
+                + ", ".join(f"{h['event']}[{h['matcher']}]" for h in outcome.hooks)
+            )
         else:
-            state = "removed the file okstra created" if outcome.removed_file else ("removed" if outcome.changed else "none found (unchanged)")
+            state = (
+                "removed the file okstra created"
+                if outcome.removed_file
+                else ("removed" if outcome.changed else "none found (unchanged)")
+            )
             print(f"{outcome.settings_path}: okstra hooks {state}")
         return cli.EXIT_OK
 

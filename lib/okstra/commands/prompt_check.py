@@ -1,4 +1,4 @@
-"""`prompt-check`: a worker prompt against the dispatch it is for (SPEC §4)."""
+"""`prompt-check`: a worker prompt against the dispatch it is for (DESIGN §4)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,14 @@ def _run(args: argparse.Namespace) -> int:
     root = paths.find_project_root(explicit=args.project_root)
     found = prompts.check_file(root, args.prompt, args.run_manifest, args.worker)
     if args.json:
-        cli.emit_json({"prompt": paths.relative(root, found.prompt), "worker": args.worker, "ok": not found.problems, "problems": found.problems})
+        cli.emit_json(
+            {
+                "prompt": paths.relative(root, found.prompt),
+                "worker": args.worker,
+                "ok": not found.problems,
+                "problems": found.problems,
+            }
+        )
         return cli.EXIT_NO if found.problems else cli.EXIT_OK
     if found.problems:
         raise ProblemsFound(found.problems)

@@ -1,4 +1,4 @@
-"""`render-bundle`: prepare a run (SPEC §3)."""
+"""`render-bundle`: prepare a run (DESIGN §3)."""
 
 from __future__ import annotations
 

@@ -25,8 +25,14 @@ def _run(args: argparse.Namespace) -> int:
         cli.say(PROG, warning)
     last_valid = paths.relative(root, done.last_valid) if done.last_valid else None
     if args.json:
-        cli.emit_json({"data": paths.relative(root, done.data), "output": paths.relative(root, done.output),
-                       "lastValid": last_valid, "problems": []})
+        cli.emit_json(
+            {
+                "data": paths.relative(root, done.data),
+                "output": paths.relative(root, done.output),
+                "lastValid": last_valid,
+                "problems": [],
+            }
+        )
     else:
         sys.stdout.write(f"{paths.relative(root, done.output)}\n")
     return cli.EXIT_OK

@@ -18,14 +18,16 @@ def _run(args: argparse.Namespace) -> int:
     if view.translation_missing:
         cli.say(PROG, "note: the translation is missing; the page shows the source report")
     if args.json:
-        cli.emit_json({
-            "output": paths.relative(root, view.output),
-            "report": paths.relative(root, view.report),
-            "data": paths.relative(root, view.data),
-            "sha256": view.sha256,
-            "translation": paths.relative(root, view.translation) if view.translation else None,
-            "translationMissing": view.translation_missing,
-        })
+        cli.emit_json(
+            {
+                "output": paths.relative(root, view.output),
+                "report": paths.relative(root, view.report),
+                "data": paths.relative(root, view.data),
+                "sha256": view.sha256,
+                "translation": paths.relative(root, view.translation) if view.translation else None,
+                "translationMissing": view.translation_missing,
+            }
+        )
     else:
         sys.stdout.write(f"{paths.relative(root, view.output)}\n")
     return cli.EXIT_OK

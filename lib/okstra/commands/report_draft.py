@@ -25,7 +25,9 @@ def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
         made = draft.draft(run.root, run.manifest_path, owner=args.owner, skeleton_only=args.skeleton)
         rel = run.layout.relative(made.data_path)
         if args.json:
-            cli.emit_json({"runId": run.manifest.run_id, "reportData": rel, "reportAuthor": made.document["header"]["reportAuthor"]})
+            cli.emit_json(
+                {"runId": run.manifest.run_id, "reportData": rel, "reportAuthor": made.document["header"]["reportAuthor"]}
+            )
         else:
             sys.stdout.write(rel + "\n")
         return cli.EXIT_OK

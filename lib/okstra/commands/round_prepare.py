@@ -32,4 +32,3 @@ def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
         return cli.EXIT_OK
 
     return cli.run(PROG, body)
-

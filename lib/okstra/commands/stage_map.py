@@ -1,4 +1,4 @@
-"""`stage-map`: check a plan's Stage Map; print its stages, order and next stage (SPEC §7)."""
+"""`stage-map`: check a plan's Stage Map; print its stages, order and next stage (DESIGN §7)."""
 
 from __future__ import annotations
 
@@ -28,7 +28,9 @@ def _task_key(args: argparse.Namespace, smap: stage_map.StageMap) -> TaskKey:
 
 def _queue_text(q: stage_queue.QueueState, smap: stage_map.StageMap) -> str:
     if q.state == "stopped" and q.failed:
-        return f"next: none, the queue is stopped: stage {q.failed.stage} failed ({q.failed.recorded_at}); record it done once fixed"
+        return (
+            f"next: none, the queue is stopped: stage {q.failed.stage} failed ({q.failed.recorded_at}); record it done once fixed"
+        )
     if q.state == "complete":
         return "next: none, every stage is done"
     if q.state == "blocked" or q.next is None:
@@ -58,7 +60,9 @@ def _run(args: argparse.Namespace) -> int:
     out = [f"stage map: {doc['source']} ({len(smap.rows)} stages)"]
     for r in smap.rows:
         deps = ", ".join(map(str, r.depends_on)) or "none"
-        mark = "  [done]" if r.stage in done else ("  [failed]" if queue and queue.failed and queue.failed.stage == r.stage else "")
+        mark = (
+            "  [done]" if r.stage in done else ("  [failed]" if queue and queue.failed and queue.failed.stage == r.stage else "")
+        )
         out.append(f"  {r.stage}. {one_line(r.title, 200)}  (depends on: {deps}; steps: {r.step_count}){mark}")
         out.append(f"     exit: {one_line(r.exit_contract_summary, 200)}")
     out.append("order: " + " -> ".join(map(str, doc["order"])))

@@ -1,4 +1,4 @@
-"""`stage-record`: append a finished stage to the task's consumer log (SPEC §7)."""
+"""`stage-record`: append a finished stage to the task's consumer log (DESIGN §7)."""
 
 from __future__ import annotations
 

@@ -9,7 +9,6 @@ from okstra.core import cli
 PROG = "team-status"
 
 
-
 def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
     parser = cli.parser(PROG, doc)
     parser.add_argument("--run-manifest", metavar="PATH")
@@ -38,8 +37,9 @@ def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
             return cli.EXIT_OK
         rows = status.table(run, all_attempts=args.all, **limits)
         if args.json:
-            cli.emit_json({"runId": run.manifest.run_id, "backend": run.manifest.terminal_backend,
-                           "workers": [r.to_dict() for r in rows]})
+            cli.emit_json(
+                {"runId": run.manifest.run_id, "backend": run.manifest.terminal_backend, "workers": [r.to_dict() for r in rows]}
+            )
         else:
             print(status.render(rows))
         return cli.EXIT_OK

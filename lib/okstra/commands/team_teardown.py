@@ -9,7 +9,6 @@ from okstra.core import cli
 PROG = "team-teardown"
 
 
-
 def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
     parser = cli.parser(PROG, doc)
     parser.add_argument("--run-manifest", metavar="PATH")

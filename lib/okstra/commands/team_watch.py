@@ -26,8 +26,14 @@ def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
         if args.stop or args.dry_run:
             closed = watchers.stop(run, dry_run=args.dry_run)
             if args.json:
-                cli.emit_json({"runId": run.manifest.run_id, "dryRun": args.dry_run, "closed": list(closed.closed),
-                               "alreadyGone": list(closed.gone)})
+                cli.emit_json(
+                    {
+                        "runId": run.manifest.run_id,
+                        "dryRun": args.dry_run,
+                        "closed": list(closed.closed),
+                        "alreadyGone": list(closed.gone),
+                    }
+                )
             else:
                 for pane_id in closed.closed:
                     sys.stdout.write(f"{pane_id}\twatcher\n")

@@ -1,4 +1,4 @@
-"""`user-response-list`: the user-response sidecars of a run and the blocks each holds (SPEC §9)."""
+"""`user-response-list`: the user-response sidecars of a run and the blocks each holds (DESIGN §9)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`user-response-show`: a report's unanswered open questions and the answers given (SPEC §9)."""
+"""`user-response-show`: a report's unanswered open questions and the answers given (DESIGN §9)."""
 
 from __future__ import annotations
 

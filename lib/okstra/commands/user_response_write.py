@@ -1,4 +1,4 @@
-"""`user-response-write`: merge the user's answers and decisions into a report's sidecar (SPEC §9)."""
+"""`user-response-write`: merge the user's answers and decisions into a report's sidecar (DESIGN §9)."""
 
 from __future__ import annotations
 

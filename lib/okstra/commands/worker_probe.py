@@ -1,4 +1,4 @@
-"""`worker-probe`: healthy or not, for each selected worker dispatch (SPEC §5)."""
+"""`worker-probe`: healthy or not, for each selected worker dispatch (DESIGN §5)."""
 
 from __future__ import annotations
 

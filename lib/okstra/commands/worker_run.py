@@ -1,4 +1,4 @@
-"""`worker-run`: run one dispatch's provider CLI to a terminal status (SPEC §5)."""
+"""`worker-run`: run one dispatch's provider CLI to a terminal status (DESIGN §5)."""
 
 from __future__ import annotations
 

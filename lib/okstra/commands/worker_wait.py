@@ -1,4 +1,4 @@
-"""`worker-wait`: block until every selected worker's recorded result is complete (SPEC §5)."""
+"""`worker-wait`: block until every selected worker's recorded result is complete (DESIGN §5)."""
 
 from __future__ import annotations
 

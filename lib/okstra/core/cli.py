@@ -1,4 +1,4 @@
-"""The command skeleton every `bin/` door uses, and the exit codes (SPEC §1).
+"""The command skeleton every `bin/` door uses, and the exit codes (DESIGN §1).
 
 A door's docstring is its help: a `Summary:` line, a `Usage:` block, options,
 exit codes and an example. `parser()` builds an argparse parser whose `--help`

@@ -2,7 +2,7 @@
 
 Under `python -I -S` (how the hook runs) `os` is not loaded yet, and importing
 it (with `posixpath`, `stat`, `_collections_abc`) costs about a millisecond —
-a tenth of the hook's whole budget (SPEC §13). These functions do what their
+a tenth of the hook's whole budget (DESIGN §13). These functions do what their
 `os.path` namesakes do (POSIX only, as okstra is), with the same algorithms;
 `tests/unit/core/test_fastfs.py` checks them against `os.path`. Everything off
 the hot path uses `os`/`pathlib` as usual.

@@ -1,4 +1,4 @@
-"""File writes that never leave a partial file, and locked JSON state (SPEC §1).
+"""File writes that never leave a partial file, and locked JSON state (DESIGN §1).
 
 Every write goes to a temporary file in the same folder, is flushed and
 fsynced, then renamed over the target. Shared JSON state is changed only under

@@ -2,7 +2,7 @@
 
 `import json` pulls in `re` and `enum` (about 6 ms on a small machine, half the
 interpreter's start-up), and the write-guard hook has a budget of 1.3 x that
-start-up for everything (SPEC §13). This module drives the C scanner that
+start-up for everything (DESIGN §13). This module drives the C scanner that
 `json.loads` itself uses (`_json.make_scanner`) and the C string encoder, so
 it parses and writes the same JSON with nothing but builtins loaded. Where the
 C accelerator is missing it falls back to `json`. Everything off the hot path

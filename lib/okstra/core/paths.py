@@ -1,4 +1,4 @@
-"""The project root and path containment (SPEC §1, §14).
+"""The project root and path containment (DESIGN §1, §14).
 
 Paths stored in state files are project-relative. Every path read from a
 state file, an argument or a report is resolved the way the filesystem will

@@ -1,4 +1,4 @@
-"""The writes a shell command spells out, for the write-guard's Bash check (SPEC §10).
+"""The writes a shell command spells out, for the write-guard's Bash check (DESIGN §10).
 
 What a command writes cannot be known in general: this reads the writes it can
 see — redirections (`>`, `>>`, `>|`, `&>`, `N>`), `tee`, `cp`/`mv`/`install`/

@@ -103,7 +103,9 @@ def _hook_name(handler: dict[str, Any]) -> str:
 
 def _check_shape(settings: Any, source: str) -> None:
     if not isinstance(settings, dict):
-        raise InputError(f"{source}: the settings must be a JSON object, not {type(settings).__name__}", hint="fix the file and run again")
+        raise InputError(
+            f"{source}: the settings must be a JSON object, not {type(settings).__name__}", hint="fix the file and run again"
+        )
     hooks = settings.get("hooks", {})
     if not isinstance(hooks, dict):
         raise InputError(f"{source}: 'hooks' must be an object of event -> list", hint="fix the file and run again")
@@ -249,7 +251,9 @@ def apply(project: Path, prefix: Path, *, uninstall: bool = False) -> Outcome:
     for name in HOOK_NAMES:
         hook = prefix / "hooks" / name
         if not (hook.is_file() and os.access(hook, os.X_OK)):
-            raise InputError(f"--prefix: {hook} is missing or not executable", hint="pass an okstra install prefix (install.sh --prefix DIR)")
+            raise InputError(
+                f"--prefix: {hook} is missing or not executable", hint="pass an okstra install prefix (install.sh --prefix DIR)"
+            )
     settings_path = project / ".claude" / "settings.json"
     target = settings_path.resolve() if settings_path.is_symlink() else settings_path
     record_path = for_project(project).hooks_install_record

@@ -1,4 +1,4 @@
-"""The write-guard decision: may this tool call write where it wants to? (SPEC §10)
+"""The write-guard decision: may this tool call write where it wants to? (DESIGN §10)
 
 Claude Code runs `hooks/write-guard` before every Write, Edit, MultiEdit,
 NotebookEdit and Bash call, the lead's and every worker Claude session's
@@ -44,7 +44,7 @@ file writes (scratch files in the temp folder and `/dev/null` are fine for
 Bash). A stage's scope is also checked after the fact against the git diff
 (a later capability); this hook is the first line, not the only one.
 
-Hot path (SPEC §13): this module imports `posix`, `sys`, `okstra.core.fastfs`,
+Hot path (DESIGN §13): this module imports `posix`, `sys`, `okstra.core.fastfs`,
 `okstra.core.jsonlite`, `okstra.core.errors` and `okstra.model.active_run` only.
 The Bash reader (`harness.bash_writes`), `fnmatch`, `json` and okstra's
 settings are imported inside the branches that need them. Paths are handled

@@ -1,10 +1,10 @@
-"""`active-run.json` and the one loader that hydrates it (SPEC §2).
+"""`active-run.json` and the one loader that hydrates it (DESIGN §2).
 
 The file may be stored compacted: any block written as `{"$ref": "<path>"}`
 stands for the JSON document at that project-relative path. Every reader goes
 through `load()`, which hydrates those blocks, so no reader can see a
 compacted stage as "no approved stage". This module is on the write-guard hot
-path (SPEC §13: 1.3 x the interpreter's bare start-up for the whole hook): it
+path (DESIGN §13: 1.3 x the interpreter's bare start-up for the whole hook): it
 imports only `okstra.core` basics — no `os` (see `core.fastfs`), `json` (see
 `core.jsonlite`), `dataclasses`, `pathlib` or `typing`, each of which costs
 milliseconds there.

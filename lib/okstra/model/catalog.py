@@ -1,4 +1,4 @@
-"""The provider catalog as typed records (SPEC §3).
+"""The provider catalog as typed records (DESIGN §3).
 
 A `Provider` is one worker CLI: its models (the **model id** is the catalog
 key; the display name and the value passed to the CLI often differ), its
@@ -112,8 +112,7 @@ class Catalog:
 def provider_from_dict(provider_id: str, raw: Mapping[str, Any]) -> Provider:
     """One provider from its validated catalog entry (`providers.<id>` in the YAML)."""
     models = tuple(
-        Model(model_id, str(entry["display"]), str(entry.get("cliModel", model_id)))
-        for model_id, entry in raw["models"].items()
+        Model(model_id, str(entry["display"]), str(entry.get("cliModel", model_id))) for model_id, entry in raw["models"].items()
     )
     return Provider(
         id=provider_id,

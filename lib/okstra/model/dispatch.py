@@ -1,4 +1,4 @@
-"""A worker dispatch record (SPEC §2) and the one set of statuses.
+"""A worker dispatch record (DESIGN §2) and the one set of statuses.
 
 `TERMINAL_STATUSES` is defined here and nowhere else.
 """

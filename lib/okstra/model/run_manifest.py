@@ -1,4 +1,4 @@
-"""The run manifest (SPEC §2): what a run is, who is in it, where its files are.
+"""The run manifest (DESIGN §2): what a run is, who is in it, where its files are.
 
 Paths are project-relative, as stored. `schemas/run-manifest.schema.json`
 validates the stored form; `from_dict` turns it into records once.
@@ -53,7 +53,13 @@ class RoleExecution:
     runner: str
 
     def to_dict(self) -> dict[str, Any]:
-        return {"role": self.role, "workerId": self.worker_id, "provider": self.provider, "modelId": self.model_id, "runner": self.runner}
+        return {
+            "role": self.role,
+            "workerId": self.worker_id,
+            "provider": self.provider,
+            "modelId": self.model_id,
+            "runner": self.runner,
+        }
 
     @classmethod
     def from_dict(cls, raw: Mapping[str, Any]) -> RoleExecution:

@@ -1,4 +1,4 @@
-"""Team state (SPEC §2): every dispatch attempt of a run, changed only under lock."""
+"""Team state (DESIGN §2): every dispatch attempt of a run, changed only under lock."""
 
 from __future__ import annotations
 

@@ -148,4 +148,3 @@ def draft(project_root: Path, manifest_path: Path, *, owner: str = "the user", s
     data_path = run.report_data(manifest.task_type, manifest.report_number)
     fsio.write_json(data_path, document)
     return Draft(data_path, document, writer)
-

@@ -1,4 +1,4 @@
-"""Render a final report's data to Markdown (SPEC §8), and keep the last valid input.
+"""Render a final report's data to Markdown (DESIGN §8), and keep the last valid input.
 
 The template (`templates/report/final-report.md.j2`) is rendered with
 StrictUndefined: a missing value is an error, never an empty string. The

@@ -1,4 +1,4 @@
-"""The user-response sidecar (SPEC §9): the one serializer and the one parser.
+"""The user-response sidecar (DESIGN §9): the one serializer and the one parser.
 
 The sidecar is the only place the user's decisions live. Its format is
 documented in `docs/user-response-format.md`; this module is its one
@@ -344,7 +344,9 @@ def serialize(responses: Responses) -> str:
     ends with one newline. `templates/views/sidecar.js` writes the same bytes."""
     m = responses.meta
     lines = [m.title, "", FORMAT_LINE, ""]
-    lines += _fields(list(zip(_META_FIELDS, (m.task_key, m.task_type, m.report_number, m.run_id, m.source_report, m.created_at), strict=True)))
+    lines += _fields(
+        list(zip(_META_FIELDS, (m.task_key, m.task_type, m.report_number, m.run_id, m.source_report, m.created_at), strict=True))
+    )
     lines += ["", f"## {ANSWERS}"]
     for a in responses.answers:
         lines += ["", f"### {a.question_id}", ""]

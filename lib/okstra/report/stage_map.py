@@ -1,4 +1,4 @@
-"""The Stage Map of an implementation plan (SPEC §7).
+"""The Stage Map of an implementation plan (DESIGN §7).
 
 Read from the structured data beside the plan (`plan.md` -> `plan.data.json`,
 `implementationPlanning.stageMap`) when it exists, else from the Markdown table
@@ -163,7 +163,9 @@ def _markdown_rows(text: str, source: str, problems: list[str]) -> list[tuple[st
         return []
     header = split_row(table[0][1])
     if [h.lower() for h in header] != [c.lower() for c in COLUMNS]:
-        problems.append(f"{source}:{table[0][0]}: the table columns must be | {' | '.join(COLUMNS)} |, found | {' | '.join(header)} |")
+        problems.append(
+            f"{source}:{table[0][0]}: the table columns must be | {' | '.join(COLUMNS)} |, found | {' | '.join(header)} |"
+        )
         return []
     separator = split_row(table[1][1])
     if len(separator) != len(COLUMNS) or not all(_SEPARATOR_CELL.fullmatch(c.replace(" ", "")) for c in separator):
@@ -298,7 +300,9 @@ def check_rows(raw_rows: list[tuple[str, dict[str, Any]]], problems: list[str], 
     if raw_rows:
         missing = [n for n in range(1, len(raw_rows) + 1) if n not in seen]
         if missing and len(parsed) == len(raw_rows):
-            problems.append(f"{source}: stage numbers must run 1..{len(raw_rows)} without gaps; missing {', '.join(map(str, missing))}")
+            problems.append(
+                f"{source}: stage numbers must run 1..{len(raw_rows)} without gaps; missing {', '.join(map(str, missing))}"
+            )
     return rows
 
 

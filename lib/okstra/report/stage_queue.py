@@ -1,4 +1,4 @@
-"""The stage queue (SPEC §7): which stages of a plan are done, failed or next.
+"""The stage queue (DESIGN §7): which stages of a plan are done, failed or next.
 
 The task's consumer log (`ProjectLayout.consumers_log(task_key)`,
 `consumers.jsonl`) holds one JSON line per finished stage:
@@ -39,7 +39,9 @@ class Record:
 def check_sha(value: str, source: str = "--head-commit") -> str:
     sha = value.strip().lower()
     if not _SHA.fullmatch(sha):
-        raise InputError(f"{source}: {value[:60]!r} is not a commit SHA", hint="give 7 to 40 hex digits, e.g. $(git rev-parse HEAD)")
+        raise InputError(
+            f"{source}: {value[:60]!r} is not a commit SHA", hint="give 7 to 40 hex digits, e.g. $(git rev-parse HEAD)"
+        )
     return sha
 
 

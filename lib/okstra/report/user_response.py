@@ -1,4 +1,4 @@
-"""Recording and showing the user's responses to a report (SPEC §9).
+"""Recording and showing the user's responses to a report (DESIGN §9).
 
 `write` merges answers and decision blocks into a report's sidecar under its
 lock and writes it atomically; `show` says which open questions are still
@@ -52,7 +52,6 @@ class ReportRef:
 
     def question(self, question_id: str) -> Question | None:
         return next((q for q in self.questions if q.id == question_id), None)
-
 
 
 # ---------------------------------------------------------------- the report
@@ -126,12 +125,16 @@ def load_report(root: Path, value: str) -> ReportRef:
     planning = doc.get("implementationPlanning") or {}
     option_ids: tuple[str, ...] = ()
     if isinstance(planning, Mapping) and isinstance(planning.get("implementationOptions"), list):
-        option_ids = tuple(o["id"] for o in planning["implementationOptions"] if isinstance(o, Mapping) and isinstance(o.get("id"), str))
+        option_ids = tuple(
+            o["id"] for o in planning["implementationOptions"] if isinstance(o, Mapping) and isinstance(o.get("id"), str)
+        )
     try:
         sc.SidecarMeta(header["taskKey"], header["taskType"], number, header["runId"], "x", "x")
     except InputError as exc:
         raise InputError(f"{source}: $.header: {exc.message}") from None
-    return ReportRef(run, markdown, data_path, header["taskKey"], header["taskType"], number, header["runId"], tuple(questions), option_ids)
+    return ReportRef(
+        run, markdown, data_path, header["taskKey"], header["taskType"], number, header["runId"], tuple(questions), option_ids
+    )
 
 
 def read_sidecar(ref: ReportRef) -> sc.Responses | None:
@@ -153,7 +156,7 @@ def parse_answers(text: str, ref: ReportRef) -> list[tuple[str, str]]:
     elif isinstance(doc, list):
         for i, item in enumerate(doc):
             if not isinstance(item, Mapping) or set(item) != {"questionId", "answer"}:
-                raise InputError(f"--answers[{i}]: expected {{\"questionId\": ..., \"answer\": ...}}")
+                raise InputError(f'--answers[{i}]: expected {{"questionId": ..., "answer": ...}}')
             pairs.append((item["questionId"], item["answer"]))
     else:
         raise InputError("--answers: expected an object {questionId: answer} or a list of {questionId, answer}")
@@ -189,7 +192,9 @@ def _block(text: str | None, argument: str, make: Callable[[Any, str], Any]) -> 
 
 def _check_option(option: str | None, ref: ReportRef, argument: str) -> None:
     if option is not None and ref.option_ids and option not in ref.option_ids:
-        raise InputError(f"{argument}: option {option!r} is not one of the report's options", hint=f"options: {', '.join(ref.option_ids)}")
+        raise InputError(
+            f"{argument}: option {option!r} is not one of the report's options", hint=f"options: {', '.join(ref.option_ids)}"
+        )
 
 
 # ---------------------------------------------------------------- write

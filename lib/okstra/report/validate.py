@@ -1,4 +1,4 @@
-"""Final report data: the schema (with format checking) and the cross-file facts (SPEC §8).
+"""Final report data: the schema (with format checking) and the cross-file facts (DESIGN §8).
 
 `problems(document, project_root)` lists every problem as `<json path>: <message>`:
 first the schema's (all of them, not only the first), then — for a valid

@@ -1,4 +1,4 @@
-"""The HTML view of a final report (SPEC §8, §9): one self-contained, printable page.
+"""The HTML view of a final report (DESIGN §8, §9): one self-contained, printable page.
 
 No network: CSS and JS are inline, nothing refers to an external URL. Every
 report text is escaped by Jinja2's autoescape (`.html.j2` templates). The run
@@ -49,7 +49,9 @@ def sources(project_root: Path, report_arg: str) -> tuple[Path, Path]:
         return render.default_output(given), given
     if given.suffix == ".md":
         return given, given.with_name(given.name[: -len(".md")] + render.DATA_SUFFIX)
-    raise InputError(f"REPORT: {report_arg!r} is neither a report (.md) nor its data (.data.json)", hint="pass the report's .md or .data.json")
+    raise InputError(
+        f"REPORT: {report_arg!r} is neither a report (.md) nor its data (.data.json)", hint="pass the report's .md or .data.json"
+    )
 
 
 def default_output(report: Path) -> Path:
@@ -96,16 +98,22 @@ def _meta(root: Path, document: Mapping[str, Any], report: Path, data: Path, dig
     }
 
 
-def render_html(document: Mapping[str, Any], meta: Mapping[str, Any], translation: str | None, translation_file: str | None) -> str:
-    return render.environment().get_template(HTML_TEMPLATE).render(
-        report=document,
-        meta=meta,
-        meta_json=script_json(meta),
-        fallback_note=render.fallback_note(document),
-        translation=translation,
-        translation_file=translation_file,
-        sidecar_js=inline_script(SIDECAR_JS),
-        view_js=inline_script(VIEW_JS),
+def render_html(
+    document: Mapping[str, Any], meta: Mapping[str, Any], translation: str | None, translation_file: str | None
+) -> str:
+    return (
+        render.environment()
+        .get_template(HTML_TEMPLATE)
+        .render(
+            report=document,
+            meta=meta,
+            meta_json=script_json(meta),
+            fallback_note=render.fallback_note(document),
+            translation=translation,
+            translation_file=translation_file,
+            sidecar_js=inline_script(SIDECAR_JS),
+            view_js=inline_script(VIEW_JS),
+        )
     )
 
 

@@ -1,4 +1,4 @@
-"""Prepare a run (SPEC §3): `render(project_root, request) -> BundleResult`.
+"""Prepare a run (DESIGN §3): `render(project_root, request) -> BundleResult`.
 
 Order matters: every rule is checked (task key and type, backend, lead pane,
 catalog, role plan) before anything is written. Then the run number is
@@ -84,7 +84,6 @@ class BundleResult:
         }
 
 
-
 def _backend(request: BundleRequest, project_root: Path) -> str:
     if request.backend is not None:
         if request.backend not in BACKENDS:
@@ -104,7 +103,7 @@ def _lead_pane(request: BundleRequest, backend: str) -> str | None:
 
 
 def _stage(request: BundleRequest, root: Path, key: layout.TaskKey) -> ApprovedStage | None:
-    """The approved stage `--stage N` renders, from the approved plan `--plan` (SPEC §7).
+    """The approved stage `--stage N` renders, from the approved plan `--plan` (DESIGN §7).
 
     The plan is an implementation-planning report of the same task whose sidecar
     holds an approved PLAN DECISION; its stage map names the stage's title and
@@ -118,7 +117,9 @@ def _stage(request: BundleRequest, root: Path, key: layout.TaskKey) -> ApprovedS
     if isinstance(request.stage, bool) or not isinstance(request.stage, int) or request.stage < 1:
         raise InputError(f"--stage {request.stage!r} is not a stage number", hint="stages are numbered from 1")
     if request.task_type != "implementation":
-        raise InputError(f"--stage renders an implementation stage, not {request.task_type}", hint="use --task-type implementation")
+        raise InputError(
+            f"--stage renders an implementation stage, not {request.task_type}", hint="use --task-type implementation"
+        )
     if request.plan is None:
         raise InputError("--stage needs --plan PLAN", hint="name the approved implementation plan report (its .md)")
     from okstra.report import stage_map, stage_queue, user_response

@@ -1,4 +1,4 @@
-"""Load the provider catalog (SPEC §3): built-in YAML, then config overrides.
+"""Load the provider catalog (DESIGN §3): built-in YAML, then config overrides.
 
 Order, later wins: `lib/okstra/run/providers.yaml`, the `providers:` block of
 the global config (`$OKSTRA_ROOT/config.yaml`), the `providers:` block of the
@@ -51,7 +51,9 @@ def merge(base: Mapping[str, Any], overrides: Mapping[str, Any], source: str) ->
                     if model is None:
                         models.pop(str(model_id), None)
                     else:
-                        models[str(model_id)] = {**models.get(str(model_id), {}), **model} if isinstance(model, Mapping) else model
+                        models[str(model_id)] = (
+                            {**models.get(str(model_id), {}), **model} if isinstance(model, Mapping) else model
+                        )
                 target["models"] = models
             else:
                 target[str(field)] = copy.deepcopy(value)

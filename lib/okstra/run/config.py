@@ -1,4 +1,4 @@
-"""okstra's config (SPEC §11): global `~/.okstra/config.yaml`, project `.okstra/config.yaml`.
+"""okstra's config (DESIGN §11): global `~/.okstra/config.yaml`, project `.okstra/config.yaml`.
 
 Effective value of a key, highest first: the environment knob (when the key
 has one), the project file, the global file, the built-in default. `get`
@@ -83,7 +83,9 @@ def check_value(name: str, value: Any, *, source: str) -> Any:
         ids = [w.strip() for w in text.split(",")]
         bad = [w for w in ids if not _PROVIDER_ID.match(w)]
         if bad:
-            raise InputError(f"{source}: default-workers {text!r} holds {bad[0]!r}, not a provider id", hint="use e.g. claude,codex")
+            raise InputError(
+                f"{source}: default-workers {text!r} holds {bad[0]!r}, not a provider id", hint="use e.g. claude,codex"
+            )
         if len(set(ids)) != len(ids):
             raise InputError(f"{source}: default-workers {text!r} names a provider twice")
         return ",".join(ids)
@@ -101,7 +103,10 @@ def check_value(name: str, value: Any, *, source: str) -> Any:
         return text
     if name == "pr-template-path":
         if "\x00" in text or Path(text).is_absolute() or ".." in Path(text).parts:
-            raise InputError(f"{source}: pr-template-path {text!r} must be a path inside the project", hint="use e.g. .github/pull_request_template.md")
+            raise InputError(
+                f"{source}: pr-template-path {text!r} must be a path inside the project",
+                hint="use e.g. .github/pull_request_template.md",
+            )
         return text
     raise InputError(f"{source}: unknown config key {name!r}", hint=f"known keys: {_known()}")
 

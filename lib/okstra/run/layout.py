@@ -1,4 +1,4 @@
-"""Where every file of okstra's state lives under `<project>/.okstra/` (SPEC §2).
+"""Where every file of okstra's state lives under `<project>/.okstra/` (DESIGN §2).
 
 This module is the one definition of the run layout; every other module asks
 it for paths instead of joining strings itself.
@@ -46,7 +46,7 @@ def check_worker_id(worker_id: str, source: str = "worker id") -> str:
 
 
 def translation_of(report: Path, language: str) -> Path:
-    """The translator's sidecar of a report: `<report>.<lang>.md` beside it (SPEC §8)."""
+    """The translator's sidecar of a report: `<report>.<lang>.md` beside it (DESIGN §8)."""
     return Path(report).with_name(f"{Path(report).stem}.{language}.md")
 
 
@@ -213,7 +213,7 @@ def locate_run(manifest: str | None, *, root: Path | None = None, cwd: Path | No
     return root, paths.resolve_inside(root, active.run_manifest_path, source="active-run.json runManifestPath")
 
 
-# Sequences (SPEC §2): one counter per category in task.json, advanced under lock.
+# Sequences (DESIGN §2): one counter per category in task.json, advanced under lock.
 # A category is `claim`ed when its number is used up at once (runs, prompts), or
 # `peek`ed and later `commit`ted when the number is used only once the artefact
 # exists (reports): a run that wrote no report leaves its report number free.

@@ -1,4 +1,4 @@
-"""Worker prompts: rendering from `templates/prompts/` and the contract (SPEC §4).
+"""Worker prompts: rendering from `templates/prompts/` and the contract (DESIGN §4).
 
 Every prompt starts with five header lines the runtime checks before launch:
 
@@ -144,7 +144,9 @@ def check(prompt_text: str, manifest: RunManifest, dispatch: Dispatch, catalog: 
                     f"**Model:** names model {given_id!r}, but worker {dispatch.worker_id} runs {dispatch.model_id!r}; expected {expected!r}"
                 )
             elif label is not None and given_label != label:
-                problems.append(f"**Model:** label {given_label!r} is not the display name of {dispatch.model_id}; expected {expected!r}")
+                problems.append(
+                    f"**Model:** label {given_label!r} is not the display name of {dispatch.model_id}; expected {expected!r}"
+                )
     if "Prompt Delivery Mode" in values:
         mode = values["Prompt Delivery Mode"]
         if mode not in PROMPT_DELIVERIES:

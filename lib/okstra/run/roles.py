@@ -1,4 +1,4 @@
-"""Role planning and roster rules (SPEC §3): who plays which role on which model.
+"""Role planning and roster rules (DESIGN §3): who plays which role on which model.
 
 Sources, highest first, for each setting:
 
@@ -10,7 +10,7 @@ Sources, highest first, for each setting:
              default model;
 - language   `--report-language`, then `report-language` (same chain), else none.
 
-(The environment overrides the config files, as `config get` shows: SPEC §11.)
+(The environment overrides the config files, as `config get` shows: DESIGN §11.)
 
 A worker id is a provider id and carries exactly one model. The roles each
 task type dispatches as workers:
@@ -142,7 +142,11 @@ def _roster(request: PlanRequest, project_root: Path | None, catalog: Catalog) -
         raw, source = list(request.workers), "--workers"
     else:
         value = config.effective("default-workers", project_root)
-        raw, source = (value.value.split(","), f"default-workers ({value.source})") if value else (list(BUILTIN_WORKERS), "the built-in roster")
+        raw, source = (
+            (value.value.split(","), f"default-workers ({value.source})")
+            if value
+            else (list(BUILTIN_WORKERS), "the built-in roster")
+        )
     roster = tuple(w.strip() for w in raw if w.strip())
     if not roster:
         raise InputError(f"{source}: the roster is empty", hint="name at least one provider, e.g. --workers claude,codex")
@@ -169,7 +173,14 @@ def _model(provider: Provider, model_id: str, source: str) -> str:
     raise RefusedError(f"{source}: provider {provider.id!r} has no model id {model_id!r}", hint=hint)
 
 
-def _executor(request: PlanRequest, project_root: Path | None, roster: tuple[str, ...], roster_source: str, catalog: Catalog, pins: list[RoleModel]) -> tuple[str, str, bool]:
+def _executor(
+    request: PlanRequest,
+    project_root: Path | None,
+    roster: tuple[str, ...],
+    roster_source: str,
+    catalog: Catalog,
+    pins: list[RoleModel],
+) -> tuple[str, str, bool]:
     """(executor, source, placed_by_user)."""
     implementer_pins = [p for p in pins if p.role == "implementer"]
     if request.executor is not None:
@@ -208,7 +219,9 @@ def _language(request: PlanRequest, project_root: Path | None) -> str | None:
 # --- planning --------------------------------------------------------------
 
 
-def _default_placements(task_type: str, roster: tuple[str, ...], executor: str, executor_source: str, executor_model: str | None) -> list[Placement]:
+def _default_placements(
+    task_type: str, roster: tuple[str, ...], executor: str, executor_source: str, executor_model: str | None
+) -> list[Placement]:
     """The roles okstra places by itself (documented in the module docstring)."""
     if task_type == "implementation":
         others = [w for w in roster if w != executor]
@@ -217,13 +230,20 @@ def _default_placements(task_type: str, roster: tuple[str, ...], executor: str, 
         placed += [Placement("verifier", w, w, None, "the implementation defaults") for w in verifiers]
         placed.append(Placement("report-writer", verifiers[0], verifiers[0], None, "the implementation defaults"))
         return placed
-    per_worker = {"analysis": "analyst", "implementation-planning": "planner", "verification": "verifier", "release-handoff": "critic"}[task_type]
+    per_worker = {
+        "analysis": "analyst",
+        "implementation-planning": "planner",
+        "verification": "verifier",
+        "release-handoff": "critic",
+    }[task_type]
     placed = [Placement(per_worker, w, w, None, f"the {task_type} defaults") for w in roster]
     placed.append(Placement("report-writer", roster[0], roster[0], None, f"the {task_type} defaults"))
     return placed
 
 
-def _apply_pins(placed: list[Placement], pins: list[RoleModel], roster: tuple[str, ...], catalog: Catalog) -> tuple[list[Placement], list[Placement]]:
+def _apply_pins(
+    placed: list[Placement], pins: list[RoleModel], roster: tuple[str, ...], catalog: Catalog
+) -> tuple[list[Placement], list[Placement]]:
     """Worker placements with pins applied, and the leader/translator pins."""
     outside: list[Placement] = []
     seen: set[tuple[str, str]] = set()
@@ -231,12 +251,18 @@ def _apply_pins(placed: list[Placement], pins: list[RoleModel], roster: tuple[st
         source = f"--role-model {pin.text}"
         provider = _provider(catalog, pin.provider, source)
         model_id = _model(provider, pin.model, source)
-        key = (pin.role, pin.provider) if pin.role not in ("report-writer", "implementer", "leader", "translator") else (pin.role, "")
+        key = (
+            (pin.role, pin.provider)
+            if pin.role not in ("report-writer", "implementer", "leader", "translator")
+            else (pin.role, "")
+        )
         if key in seen:
             raise InputError(f"{source}: role {pin.role} is pinned twice", hint="give each role (and provider) one --role-model")
         seen.add(key)
         if pin.role in ("leader", "translator"):
-            outside.append(Placement(pin.role, LEADER_ID if pin.role == "leader" else pin.provider, pin.provider, model_id, source))
+            outside.append(
+                Placement(pin.role, LEADER_ID if pin.role == "leader" else pin.provider, pin.provider, model_id, source)
+            )
             continue
         if pin.provider not in roster:
             raise RefusedError(

@@ -1,4 +1,4 @@
-"""Launch a round of pending dispatches (SPEC §6): prompt check first, then the backend.
+"""Launch a round of pending dispatches (DESIGN §6): prompt check first, then the backend.
 
 `dispatch()` picks the pending dispatches (the newest attempt of each worker,
 optionally one round or some workers), checks every prompt against the
@@ -31,7 +31,6 @@ from okstra.team.backends.base import Launched, LaunchSpec, PartialLaunch
 from okstra.team.context import Run
 
 WORKER_RUN = "worker-run"
-
 
 
 @dataclass(frozen=True)
@@ -106,7 +105,9 @@ def next_attempt(run: Run, previous: Dispatch) -> Dispatch:
         result_path=lay.relative(lay.result_path(previous.worker_id, n)),
         log_path=lay.relative(lay.log_path(previous.worker_id, n)),
         liveness_mode=previous.liveness_mode,
-        liveness_artifact=lay.relative(heartbeat if previous.liveness_mode == "heartbeat" else lay.log_path(previous.worker_id, n)),
+        liveness_artifact=lay.relative(
+            heartbeat if previous.liveness_mode == "heartbeat" else lay.log_path(previous.worker_id, n)
+        ),
     )
 
 
@@ -166,6 +167,7 @@ def dispatch(
         fsio.atomic_write(target, texts[previous.worker_id])
 
     if fresh:
+
         def add(current: TeamState) -> TeamState:
             known = {d.key for d in current.dispatches}
             for _, new in fresh:

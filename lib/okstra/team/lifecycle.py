@@ -1,4 +1,4 @@
-"""Round boundary and end of run (SPEC §6): `reclaim` and `teardown`.
+"""Round boundary and end of run (DESIGN §6): `reclaim` and `teardown`.
 
 - `reclaim` closes only the panes of dispatches whose status is terminal; an
   in-progress or pending worker keeps its pane, whenever it is called.

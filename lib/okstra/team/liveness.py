@@ -1,4 +1,4 @@
-"""Is a worker alive, done or dead? `assess` one dispatch; `probe` and `wait` a selection (SPEC §5).
+"""Is a worker alive, done or dead? `assess` one dispatch; `probe` and `wait` a selection (DESIGN §5).
 
 Unhealthy means one of:
 - no liveness artifact within the launch grace,
@@ -89,7 +89,6 @@ def process_matches(pid: int, start_time: str | None) -> bool:
 # -- one dispatch ---------------------------------------------------------------
 
 
-
 def _round(value: float | None) -> float | None:
     return None if value is None else round(value, 3)
 
@@ -178,11 +177,18 @@ def assess(dispatch: Dispatch, layout: RunLayout, now: float, max_idle: float, l
     fresh_mtime = astat.st_mtime if astat is not None and (clock is None or astat.st_mtime >= clock - CLOCK_SLACK) else None
     alive = process_matches(d.pid, d.pid_start_time) if d.pid else None
     base = dict(
-        worker_id=d.worker_id, attempt=d.attempt, status=d.status, started_at=d.started_at,
+        worker_id=d.worker_id,
+        attempt=d.attempt,
+        status=d.status,
+        started_at=d.started_at,
         clock=clock_name if clock is not None else None,
         seconds_since_clock=_round(now - clock) if clock is not None else None,
-        liveness_artifact=artifact_rel, heartbeat_age=_round(now - fresh_mtime) if fresh_mtime is not None else None,
-        pid=d.pid, pid_alive=alive, exit_code=d.exit_code, result_path=d.result_path,
+        liveness_artifact=artifact_rel,
+        heartbeat_age=_round(now - fresh_mtime) if fresh_mtime is not None else None,
+        pid=d.pid,
+        pid_alive=alive,
+        exit_code=d.exit_code,
+        result_path=d.result_path,
         result_size=rstat.st_size if rstat else None,
         result_mtime=datetime.fromtimestamp(rstat.st_mtime).astimezone().isoformat(timespec="seconds") if rstat else None,
         record_reason=d.reason,
@@ -212,7 +218,10 @@ def assess(dispatch: Dispatch, layout: RunLayout, now: float, max_idle: float, l
     since = now - clock
     if fresh_mtime is None:
         if since > launch_grace:
-            return verdict(False, f"no liveness artifact within the launch grace ({since:.0f} s since {clock_name}, grace {launch_grace:g} s)")
+            return verdict(
+                False,
+                f"no liveness artifact within the launch grace ({since:.0f} s since {clock_name}, grace {launch_grace:g} s)",
+            )
         return verdict(True, f"{d.status}, launching ({since:.1f} s since {clock_name})")
     idle = now - max(fresh_mtime, clock)
     if idle > max_idle:
@@ -366,7 +375,9 @@ def check_waitable(selection: Selection) -> list[Dispatch]:
                 f"dispatch {d.worker_id!r} attempt {d.attempt} has no recorded resultPath",
                 hint="worker-wait never guesses a result file; re-dispatch it so the record names one",
             )
-        paths.resolve_inside(selection.layout.project_root, d.result_path, source=f"{selection.team_state_path}: {d.worker_id} resultPath")
+        paths.resolve_inside(
+            selection.layout.project_root, d.result_path, source=f"{selection.team_state_path}: {d.worker_id} resultPath"
+        )
     return chosen
 
 
@@ -381,7 +392,11 @@ def wait(
     """Block until every selected worker is done (0), one is unhealthy (1) or `timeout` passes (3)."""
     chosen = check_waitable(selection)
     folders = [selection.team_state_path.parent, selection.layout.results_dir]
-    folders += [paths.resolve_inside(selection.layout.project_root, d.result_path, source="resultPath").parent for d in chosen if d.result_path]
+    folders += [
+        paths.resolve_inside(selection.layout.project_root, d.result_path, source="resultPath").parent
+        for d in chosen
+        if d.result_path
+    ]
     watcher = Watcher(folders)
     tick = REASSESS_EVERY if watcher.uses_inotify else FALLBACK_POLL
     started = time.monotonic()

@@ -1,4 +1,4 @@
-"""The team table for people and scripts (SPEC §6), and the evidence behind each status.
+"""The team table for people and scripts (DESIGN §6), and the evidence behind each status.
 
 Every row carries the recorded status and the liveness verdict of
 `liveness.assess` next to it: no status is shown without the evidence that
@@ -48,7 +48,6 @@ class Row:
         }
 
 
-
 def age_of(d: Dispatch, now: float) -> float | None:
     """Running: since startedAt (or dispatchedAt); finished: how long it ran."""
     start = parse_iso(d.started_at) or parse_iso(d.dispatched_at)
@@ -58,8 +57,14 @@ def age_of(d: Dispatch, now: float) -> float | None:
     return (end if end is not None else now) - start
 
 
-def table(run: Run, *, all_attempts: bool = False, max_idle: float = liveness.DEFAULT_MAX_IDLE,
-          launch_grace: float = liveness.DEFAULT_LAUNCH_GRACE, now: float | None = None) -> list[Row]:
+def table(
+    run: Run,
+    *,
+    all_attempts: bool = False,
+    max_idle: float = liveness.DEFAULT_MAX_IDLE,
+    launch_grace: float = liveness.DEFAULT_LAUNCH_GRACE,
+    now: float | None = None,
+) -> list[Row]:
     state = run.state()
     now = time.time() if now is None else now
     chosen = state.dispatches if all_attempts else state.latest()
@@ -80,9 +85,16 @@ def _age_text(seconds: float | None) -> str:
 def render(rows: list[Row]) -> str:
     head = ("WORKER", "ROLE", "PROVIDER/MODEL", "STATUS", "ATTEMPT", "AGE", "TOKENS", "EVIDENCE")
     body = [
-        (r.dispatch.worker_id, r.dispatch.role, f"{r.dispatch.provider}/{r.dispatch.model_id}", r.dispatch.status,
-         str(r.dispatch.attempt), _age_text(r.age), r.tokens(),
-         ("" if r.health.healthy else "UNHEALTHY: ") + r.health.reason)
+        (
+            r.dispatch.worker_id,
+            r.dispatch.role,
+            f"{r.dispatch.provider}/{r.dispatch.model_id}",
+            r.dispatch.status,
+            str(r.dispatch.attempt),
+            _age_text(r.age),
+            r.tokens(),
+            ("" if r.health.healthy else "UNHEALTHY: ") + r.health.reason,
+        )
         for r in rows
     ]
     widths = [max(len(row[i]) for row in [head, *body]) for i in range(len(head) - 1)]
@@ -111,7 +123,10 @@ def explain(row: Row) -> str:
         ("pid", pid),
         ("pane", show(d.pane_id)),
         ("exit code", show(d.exit_code)),
-        ("result", f"{show(d.result_path)}: " + (f"{h.result_size} bytes, {h.result_mtime}" if h.result_size is not None else "absent")),
+        (
+            "result",
+            f"{show(d.result_path)}: " + (f"{h.result_size} bytes, {h.result_mtime}" if h.result_size is not None else "absent"),
+        ),
         ("reason", show(d.reason)),
         ("tokens", row.tokens()),
     ]

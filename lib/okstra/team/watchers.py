@@ -1,4 +1,4 @@
-"""Watcher panes: long-lived `tail -F` views of a run's worker logs (SPEC §6).
+"""Watcher panes: long-lived `tail -F` views of a run's worker logs (DESIGN §6).
 
 A watcher is tagged with its own kind (`watcher`) and recorded apart from the
 dispatch records (`runs/<id>/watchers.json`), so `team-reclaim` and
@@ -29,8 +29,13 @@ class Watcher:
     workers: tuple[str, ...]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"watcherId": self.watcher_id, "paneId": self.pane_id, "pid": self.pid, "startedAt": self.started_at,
-                "workers": list(self.workers)}
+        return {
+            "watcherId": self.watcher_id,
+            "paneId": self.pane_id,
+            "pid": self.pid,
+            "startedAt": self.started_at,
+            "workers": list(self.workers),
+        }
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> Watcher:

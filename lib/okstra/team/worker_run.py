@@ -1,4 +1,4 @@
-"""Run one dispatch: the provider CLI as a child, a heartbeat, the result, the record (SPEC §5).
+"""Run one dispatch: the provider CLI as a child, a heartbeat, the result, the record (DESIGN §5).
 
 `run()` is what a pane or a background process executes for one dispatch
 attempt. It marks the record `in-progress` (startedAt, its own pid, pgid and
@@ -51,8 +51,6 @@ ENV_RESULT_PATH = "OKSTRA_RESULT_PATH"
 ENV_EVIDENCE_DIR = "OKSTRA_EVIDENCE_DIR"
 
 
-
-
 @dataclass(frozen=True)
 class Plan:
     """Everything decided before anything is written: refusals happen while building it."""
@@ -77,7 +75,9 @@ def prepare(manifest_path: Path, worker_id: str, attempt: int | None = None) -> 
     manifest = run_manifest.load(Path(manifest_path).resolve())
     layout = RunLayout(root, manifest.run_id)
     if layout.manifest != Path(manifest_path).resolve():
-        raise StateError(f"{manifest_path}: runId {manifest.run_id!r} does not match its folder {Path(manifest_path).resolve().parent.name!r}")
+        raise StateError(
+            f"{manifest_path}: runId {manifest.run_id!r} does not match its folder {Path(manifest_path).resolve().parent.name!r}"
+        )
     state_path = paths.resolve_inside(root, manifest.team_state_path, source=f"{layout.manifest}: teamStatePath")
     dispatch = team_state.load(state_path).find(worker_id, attempt)
     where = f"dispatch {worker_id!r} attempt {dispatch.attempt}"
@@ -116,14 +116,16 @@ def prepare(manifest_path: Path, worker_id: str, attempt: int | None = None) -> 
 
 def child_env(plan: Plan, base: dict[str, str] | None = None) -> dict[str, str]:
     env = dict(os.environ if base is None else base)
-    env.update({
-        ENV_RUN_ID: plan.layout.run_id,
-        ENV_WORKER_ID: plan.dispatch.worker_id,
-        ENV_WORKER_ROLE: plan.dispatch.role,
-        ENV_PROJECT_ROOT: str(plan.layout.project_root),
-        ENV_RESULT_PATH: str(plan.result_path),
-        ENV_EVIDENCE_DIR: str(plan.evidence_dir),
-    })
+    env.update(
+        {
+            ENV_RUN_ID: plan.layout.run_id,
+            ENV_WORKER_ID: plan.dispatch.worker_id,
+            ENV_WORKER_ROLE: plan.dispatch.role,
+            ENV_PROJECT_ROOT: str(plan.layout.project_root),
+            ENV_RESULT_PATH: str(plan.result_path),
+            ENV_EVIDENCE_DIR: str(plan.evidence_dir),
+        }
+    )
     return env
 
 
@@ -191,10 +193,17 @@ def _stop_child(child: Any, signum: int) -> int:
 
 
 def _beat(plan: Plan, child_pid: int | None, out_bytes: int) -> None:
-    fsio.write_json(plan.heartbeat_path, {
-        "workerId": plan.dispatch.worker_id, "attempt": plan.dispatch.attempt, "pid": os.getpid(),
-        "childPid": child_pid, "beatAt": now_iso(), "outputBytes": out_bytes,
-    })
+    fsio.write_json(
+        plan.heartbeat_path,
+        {
+            "workerId": plan.dispatch.worker_id,
+            "attempt": plan.dispatch.attempt,
+            "pid": os.getpid(),
+            "childPid": child_pid,
+            "beatAt": now_iso(),
+            "outputBytes": out_bytes,
+        },
+    )
 
 
 def _supervise(plan: Plan, signals: _Signals, echo: BinaryIO | None) -> _Captured:
@@ -211,8 +220,9 @@ def _supervise(plan: Plan, signals: _Signals, echo: BinaryIO | None) -> _Capture
         err_r, err_w = os.pipe()
         try:
             # stdin is /dev/null (proc.spawn's default); a new session = its own process group.
-            child = proc.spawn(plan.argv, cwd=plan.layout.project_root, env=child_env(plan),
-                               stdout=out_w, stderr=err_w, new_session=True)
+            child = proc.spawn(
+                plan.argv, cwd=plan.layout.project_root, env=child_env(plan), stdout=out_w, stderr=err_w, new_session=True
+            )
         except BaseException:
             for fd in (out_r, err_r):
                 os.close(fd)
@@ -285,10 +295,20 @@ def _mark_started(plan: Plan) -> Dispatch:
         if d.terminal:  # another process finished it between our read and this lock
             raise RefusedError(f"dispatch {d.worker_id!r} attempt {d.attempt} is already {d.status}")
         return d.evolve(
-            status=IN_PROGRESS, started_at=now_iso(), pid=me, pgid=os.getpgid(0),
-            pid_start_time=liveness.process_start_time(me), liveness_mode="heartbeat",
-            liveness_artifact=plan.layout.relative(plan.heartbeat_path), log_path=plan.layout.relative(plan.log_path),
-            finished_at=None, exit_code=None, reason=None, usage=None, child_pid=None, child_start_time=None,
+            status=IN_PROGRESS,
+            started_at=now_iso(),
+            pid=me,
+            pgid=os.getpgid(0),
+            pid_start_time=liveness.process_start_time(me),
+            liveness_mode="heartbeat",
+            liveness_artifact=plan.layout.relative(plan.heartbeat_path),
+            log_path=plan.layout.relative(plan.log_path),
+            finished_at=None,
+            exit_code=None,
+            reason=None,
+            usage=None,
+            child_pid=None,
+            child_start_time=None,
         )
 
     return _set(plan, start)
@@ -310,8 +330,12 @@ def run(manifest_path: Path, worker_id: str, attempt: int | None = None, *, echo
             raise
         if signals.received is not None:
             name = signal.Signals(signals.received).name
-            _finish(plan, ERROR, reason=f"terminated by {name}",
-                    exit_code=_exit_code(captured.returncode) if captured.returncode is not None else None)
+            _finish(
+                plan,
+                ERROR,
+                reason=f"terminated by {name}",
+                exit_code=_exit_code(captured.returncode) if captured.returncode is not None else None,
+            )
             cli.say(PROG, f"{worker_id}: terminated by {name}")
             return 128 + signals.received
         return _conclude(plan, captured)

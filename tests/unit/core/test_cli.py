@@ -98,9 +98,19 @@ def test_ctrl_c_is_exit_130(capsys):
     assert capsys.readouterr().err == "thing: interrupted\n"
 
 
-@pytest.mark.parametrize(("text", "zero", "ok"), [("1.5", False, True), ("0", False, False), ("0", True, True),
-                                                  ("-3", True, False), ("nan", False, False), ("inf", False, False),
-                                                  ("601", True, False), ("soon", False, False)])
+@pytest.mark.parametrize(
+    ("text", "zero", "ok"),
+    [
+        ("1.5", False, True),
+        ("0", False, False),
+        ("0", True, True),
+        ("-3", True, False),
+        ("nan", False, False),
+        ("inf", False, False),
+        ("601", True, False),
+        ("soon", False, False),
+    ],
+)
 def test_seconds_accepts_only_a_bounded_duration(text, zero, ok, capsys):
     parser = cli.parser("thing", DOC)
     parser.add_argument("--grace", type=cli.seconds(maximum=600, zero=zero))

@@ -33,8 +33,19 @@ def test_realpath_agrees_with_os_path_on_links_loops_and_missing_parts(tmp_path,
     (tmp_path / "loop2").symlink_to("loop1")
     (tmp_path / "dangling").symlink_to("nowhere/file")
     (tmp_path / "real" / "deep" / "up").symlink_to("../..")
-    cases = ["link/x", "link/../y", "abs/deep/up/link", "loop1/z", "dangling", "missing/../a", ".", "", "//x/./y",
-             str(tmp_path / "link" / ".." / ".." / "q"), "real/deep/up/up/up"]
+    cases = [
+        "link/x",
+        "link/../y",
+        "abs/deep/up/link",
+        "loop1/z",
+        "dangling",
+        "missing/../a",
+        ".",
+        "",
+        "//x/./y",
+        str(tmp_path / "link" / ".." / ".." / "q"),
+        "real/deep/up/up/up",
+    ]
     for case in cases:
         assert fastfs.realpath(case) == os.path.realpath(case), case
 

@@ -122,9 +122,7 @@ def test_a_writer_killed_mid_write_leaves_a_complete_document(tmp_path):
     path = tmp_path / "state.json"
     fsio.write_json(path, {"n": 0, "pad": ""})
     for delay in (0.05, 0.11, 0.17, 0.23, 0.31):
-        proc = subprocess.Popen(
-            [sys.executable, "-c", WRITER.format(lib=LIB, path=str(path))], stdout=subprocess.PIPE, text=True
-        )
+        proc = subprocess.Popen([sys.executable, "-c", WRITER.format(lib=LIB, path=str(path))], stdout=subprocess.PIPE, text=True)
         time.sleep(delay)
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()

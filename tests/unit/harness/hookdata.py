@@ -37,7 +37,9 @@ def session_start_input(cwd: Path | str, source: str = "compact") -> bytes:
     return json.dumps(doc).encode("utf-8")
 
 
-def write_active_run(root: Path, planned: tuple[str, ...] | None = None, *, task_type: str | None = None, title: str = "Limiter core") -> ActiveRun:
+def write_active_run(
+    root: Path, planned: tuple[str, ...] | None = None, *, task_type: str | None = None, title: str = "Limiter core"
+) -> ActiveRun:
     stage = ApprovedStage(2, title, planned, "0123abc") if planned is not None else None
     run = ActiveRun(
         run_id=RUN_ID,

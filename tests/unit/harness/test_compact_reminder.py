@@ -24,7 +24,11 @@ MANIFEST = f"{RUN_DIR}/run-manifest.json"
 
 def remind(root: Path, source: str = "compact", env: dict | None = None) -> str:
     out = io.StringIO()
-    code = compact_reminder.main(stdin=io.BytesIO(session_start_input(root, source)), stdout=out, env=env if env is not None else {"CLAUDE_PROJECT_DIR": str(root)})
+    code = compact_reminder.main(
+        stdin=io.BytesIO(session_start_input(root, source)),
+        stdout=out,
+        env=env if env is not None else {"CLAUDE_PROJECT_DIR": str(root)},
+    )
     assert code == 0
     return out.getvalue()
 
@@ -49,12 +53,21 @@ def prepare(root: Path, statuses: dict[str, str], *, planned=None, task_type="an
         final_status=final_status,
     )
     fsio.write_json(layout.manifest, manifest.to_dict())
-    roles = {"claude-analyst": ("analyst", "claude", "claude-opus-4"), "codex-analyst": ("analyst", "codex", "gpt-5-codex"),
-             "codex-report-writer": ("report-writer", "codex", "gpt-5-codex")}
+    roles = {
+        "claude-analyst": ("analyst", "claude", "claude-opus-4"),
+        "codex-analyst": ("analyst", "codex", "gpt-5-codex"),
+        "codex-report-writer": ("report-writer", "codex", "gpt-5-codex"),
+    }
     dispatches = tuple(
-        Dispatch(worker_id=w, role=roles[w][0], provider=roles[w][1], model_id=roles[w][2], status=s,
-                 reason="exit 1: API Error 529" if s == "error" else None,
-                 result_path=layout.relative(layout.result_path(w)))
+        Dispatch(
+            worker_id=w,
+            role=roles[w][0],
+            provider=roles[w][1],
+            model_id=roles[w][2],
+            status=s,
+            reason="exit 1: API Error 529" if s == "error" else None,
+            result_path=layout.relative(layout.result_path(w)),
+        )
         for w, s in statuses.items()
     )
     team_state.write(layout.team_state, TeamState(RUN_ID, dispatches))
@@ -86,7 +99,9 @@ def test_the_run_the_team_and_worker_wait_while_workers_run(project):
 
 def test_pending_workers_mean_team_dispatch(project):
     prepare(project, {"claude-analyst": "pending", "codex-analyst": "pending"})
-    assert next_line(remind(project)).startswith(f"Next:     team-dispatch --run-manifest {MANIFEST} (pending: claude-analyst, codex-analyst)")
+    assert next_line(remind(project)).startswith(
+        f"Next:     team-dispatch --run-manifest {MANIFEST} (pending: claude-analyst, codex-analyst)"
+    )
 
 
 def test_all_terminal_and_no_report_means_reclaim_then_the_report(project):
@@ -114,7 +129,9 @@ def test_a_finalized_report_without_answers_means_the_user_gate(project):
 
 
 def test_answers_recorded_mean_act_on_them_and_the_stage_queue(project):
-    layout = prepare(project, {"claude-analyst": "completed"}, planned=("src/**",), task_type="implementation", final_status="completed")
+    layout = prepare(
+        project, {"claude-analyst": "completed"}, planned=("src/**",), task_type="implementation", final_status="completed"
+    )
     fsio.atomic_write(layout.report_markdown("implementation", 1), "# report\n")
     fsio.atomic_write(layout.sidecar("implementation", 1), "# answers\n")
     text = remind(project)

@@ -21,18 +21,34 @@ REPO = Path(__file__).resolve().parents[3]
 REAL_WORLD = {
     "$schema": "https://json.schemastore.org/claude-code-settings.json",
     "model": "claude-sonnet-4-5",
-    "permissions": {"allow": ["Bash(npm run lint)", "Bash(npm test:*)"], "deny": ["Read(./.env)", "Read(./secrets/**)"], "defaultMode": "acceptEdits"},
+    "permissions": {
+        "allow": ["Bash(npm run lint)", "Bash(npm test:*)"],
+        "deny": ["Read(./.env)", "Read(./secrets/**)"],
+        "defaultMode": "acceptEdits",
+    },
     "env": {"CLAUDE_CODE_ENABLE_TELEMETRY": "0", "NODE_ENV": "development"},
     "hooks": {
         "PreToolUse": [
-            {"matcher": "Write|Edit|MultiEdit|NotebookEdit|Bash", "hooks": [{"type": "command", "command": "\"$CLAUDE_PROJECT_DIR\"/.claude/hooks/check-style.sh", "timeout": 10}]},
+            {
+                "matcher": "Write|Edit|MultiEdit|NotebookEdit|Bash",
+                "hooks": [{"type": "command", "command": '"$CLAUDE_PROJECT_DIR"/.claude/hooks/check-style.sh', "timeout": 10}],
+            },
             {"matcher": "Bash", "hooks": [{"type": "command", "command": "jq -r .tool_input.command >> ~/.claude/bash-log.txt"}]},
         ],
-        "PostToolUse": [{"matcher": "Edit|Write", "hooks": [{"type": "command", "command": "npx prettier --write \"$(jq -r .tool_input.file_path)\""}]}],
+        "PostToolUse": [
+            {
+                "matcher": "Edit|Write",
+                "hooks": [{"type": "command", "command": 'npx prettier --write "$(jq -r .tool_input.file_path)"'}],
+            }
+        ],
         "SessionStart": [{"matcher": "startup", "hooks": [{"type": "command", "command": "cat .claude/welcome.md"}]}],
         "Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}],
     },
-    "sandbox": {"enabled": True, "filesystem": {"allowWrite": ["~/.kube", "~/.codex"], "denyRead": ["~/.ssh"]}, "network": {"allowedDomains": ["registry.npmjs.org"]}},
+    "sandbox": {
+        "enabled": True,
+        "filesystem": {"allowWrite": ["~/.kube", "~/.codex"], "denyRead": ["~/.ssh"]},
+        "network": {"allowedDomains": ["registry.npmjs.org"]},
+    },
     "statusLine": {"type": "command", "command": "~/.claude/statusline.sh"},
 }
 
@@ -125,15 +141,25 @@ def test_a_user_addition_after_install_survives_uninstall(project, prefix):
     path.write_text(json.dumps(doc, indent=2) + "\n")
     apply(project, prefix, uninstall=True)
     after = json.loads(path.read_text())
-    assert after == {"hooks": {"SessionStart": [{"matcher": "compact", "hooks": [{"type": "command", "command": "echo mine"}]}]}, "permissions": {"allow": ["Bash(ls)"]}}
+    assert after == {
+        "hooks": {"SessionStart": [{"matcher": "compact", "hooks": [{"type": "command", "command": "echo mine"}]}]},
+        "permissions": {"allow": ["Bash(ls)"]},
+    }
 
 
 def test_okstra_entries_are_found_by_marker_not_position_and_moved_prefixes_are_replaced(project, prefix, tmp_path):
     old = {"type": "command", "command": f"/old/okstra/hooks/write-guard {MARKER}", "timeout": 30}
-    doc = {"hooks": {"PreToolUse": [
-        {"matcher": "Bash", "hooks": [{"type": "command", "command": "mine-1"}, old, {"type": "command", "command": "mine-2"}]},
-        {"matcher": "Write", "hooks": [{"type": "command", "command": "mine-3"}]},
-    ]}}
+    doc = {
+        "hooks": {
+            "PreToolUse": [
+                {
+                    "matcher": "Bash",
+                    "hooks": [{"type": "command", "command": "mine-1"}, old, {"type": "command", "command": "mine-2"}],
+                },
+                {"matcher": "Write", "hooks": [{"type": "command", "command": "mine-3"}]},
+            ]
+        }
+    }
     path = settings_file(project, doc)
     apply(project, prefix)
     after = json.loads(path.read_text())
@@ -144,7 +170,11 @@ def test_okstra_entries_are_found_by_marker_not_position_and_moved_prefixes_are_
 
 
 def test_an_unmarked_handler_of_this_prefix_is_recognised(project, prefix):
-    doc = {"hooks": {"PreToolUse": [{"matcher": "Write", "hooks": [{"type": "command", "command": f"'{prefix}/hooks/write-guard'"}]}]}}
+    doc = {
+        "hooks": {
+            "PreToolUse": [{"matcher": "Write", "hooks": [{"type": "command", "command": f"'{prefix}/hooks/write-guard'"}]}]
+        }
+    }
     path = settings_file(project, doc)
     apply(project, prefix)
     entries = json.loads(path.read_text())["hooks"]["PreToolUse"]

@@ -47,9 +47,23 @@ def test_the_skill_has_its_frontmatter():
 
 def test_the_skill_walks_the_whole_procedure():
     named = {w[0] for w in NAMED}
-    for command in ("render-bundle", "prompt-check", "team-dispatch", "worker-wait", "worker-probe", "team-status",
-                    "team-reclaim", "render-final-report", "report-finalize", "render-report-views",
-                    "user-response-show", "user-response-write", "stage-map", "stage-record", "team-teardown"):
+    for command in (
+        "render-bundle",
+        "prompt-check",
+        "team-dispatch",
+        "worker-wait",
+        "worker-probe",
+        "team-status",
+        "team-reclaim",
+        "render-final-report",
+        "report-finalize",
+        "render-report-views",
+        "user-response-show",
+        "user-response-write",
+        "stage-map",
+        "stage-record",
+        "team-teardown",
+    ):
         assert command in named, f"the skill never names {command}"
     assert "PROGRESS: phase-batch-cleanup panes=<n>" in TEXT
     assert "PROGRESS: phase-gate-cleanup panes=<n>" in TEXT

@@ -1,5 +1,5 @@
 """The write-guard decision, fed real-shaped PreToolUse inputs for every tool, role and
-escape attempt (SPEC §10). Allow = exit 0 and nothing on stdout; deny = exit 0 and the
+escape attempt (DESIGN §10). Allow = exit 0 and nothing on stdout; deny = exit 0 and the
 documented `permissionDecision: deny` JSON naming what is allowed."""
 
 from __future__ import annotations
@@ -108,7 +108,9 @@ def test_the_lead_is_denied_outside_the_planned_paths_with_what_is_allowed(stage
     assert "okstra's own files under .okstra/" in reason
 
 
-@pytest.mark.parametrize("rel", ["src/limiterXpy", "tests/test_x.py.bak", "tests/unit/helper.py", "notebooks/sub/x.ipynb", "src/ap"])
+@pytest.mark.parametrize(
+    "rel", ["src/limiterXpy", "tests/test_x.py.bak", "tests/unit/helper.py", "notebooks/sub/x.ipynb", "src/ap"]
+)
 def test_globs_match_segment_by_segment(stage, rel):
     assert decide(stage, "Write", path=stage / rel) is not None
 
@@ -263,7 +265,7 @@ def test_report_authoring_is_the_users_alone(analysis, command, role):
 
 
 def test_recording_answers_without_report_authoring_is_not_blocked(analysis):
-    assert decide(analysis, "Bash", command="user-response-write --report R --answers '{\"q1\": \"yes\"}'") is None
+    assert decide(analysis, "Bash", command='user-response-write --report R --answers \'{"q1": "yes"}\'') is None
     assert decide(analysis, "Bash", command="user-response-show --report R") is None
 
 
@@ -453,7 +455,9 @@ def test_the_bash_reader_sees_the_writes_a_command_spells_out(command, targets):
     assert [t for t, _ in bash_writes.write_targets(command, "/p", {})] == targets
 
 
-@pytest.mark.parametrize("stdin", [b"{broken", b'{"tool_name": "Write", "tool_input": {"file_path": "\\q"}}', b"[1,", b"{} extra"])
+@pytest.mark.parametrize(
+    "stdin", [b"{broken", b'{"tool_name": "Write", "tool_input": {"file_path": "\\q"}}', b"[1,", b"{} extra"]
+)
 def test_malformed_input_is_denied_in_a_bare_interpreter_too(stage, stdin):
     """With nothing but the hot path loaded (json.decoder absent), a bad input still denies."""
     done = subprocess.run(

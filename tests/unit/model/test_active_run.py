@@ -1,4 +1,4 @@
-"""The one hydrating loader of `.okstra/active-run.json` (SPEC §2)."""
+"""The one hydrating loader of `.okstra/active-run.json` (DESIGN §2)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,12 @@ from okstra.core.errors import StateError
 from okstra.model import active_run
 from okstra.model.active_run import ActiveRun, ApprovedStage
 
-STAGE = {"number": 2, "title": "Rate limiter core", "plannedPaths": ["src/limiter.py", "tests/test_limiter.py"], "baseCommit": "abc1234"}
+STAGE = {
+    "number": 2,
+    "title": "Rate limiter core",
+    "plannedPaths": ["src/limiter.py", "tests/test_limiter.py"],
+    "baseCommit": "abc1234",
+}
 
 
 def _write(root, doc, name="active-run.json"):
@@ -54,8 +59,15 @@ def test_compacted_and_inline_forms_load_to_the_same_record(project):
 
 
 def test_the_record_round_trips_through_to_dict(project):
-    record = ActiveRun("feature--x--r001", "feature/x", "implementation", ".okstra/runs/feature--x--r001",
-                       ".okstra/runs/feature--x--r001/run-manifest.json", "dispatch", ApprovedStage(1, "t", ("a.py",)))
+    record = ActiveRun(
+        "feature--x--r001",
+        "feature/x",
+        "implementation",
+        ".okstra/runs/feature--x--r001",
+        ".okstra/runs/feature--x--r001/run-manifest.json",
+        "dispatch",
+        ApprovedStage(1, "t", ("a.py",)),
+    )
     _write(project, record.to_dict())
     assert active_run.load(project) == record
 

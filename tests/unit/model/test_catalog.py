@@ -37,8 +37,18 @@ def test_a_prompt_holding_placeholders_or_shell_text_stays_one_literal_argument(
 
 
 def test_argv_passes_the_cli_model_not_the_model_id():
-    kimi = Provider("kimi", "Kimi", "kimi", (Model("kimi-k2", "Kimi K2 Thinking", "kimi-k2-thinking-turbo"),), "kimi-k2",
-                    ("{binary}", "-p", "{prompt}", "-m", "{model}"), "argument", "kimi-stream-json", "none", "cli-wrapper")
+    kimi = Provider(
+        "kimi",
+        "Kimi",
+        "kimi",
+        (Model("kimi-k2", "Kimi K2 Thinking", "kimi-k2-thinking-turbo"),),
+        "kimi-k2",
+        ("{binary}", "-p", "{prompt}", "-m", "{model}"),
+        "argument",
+        "kimi-stream-json",
+        "none",
+        "cli-wrapper",
+    )
     assert kimi.argv(kimi.model("kimi-k2"), "x", Path("a"), Path(".")) == ["kimi", "-p", "x", "-m", "kimi-k2-thinking-turbo"]
 
 

@@ -8,9 +8,9 @@ from okstra.report import sidecar as sc
 
 HOSTILE = [
     "## PLAN DECISION",
-    "\n## REPORT AUTHORING\n- status: \"approved\"\n",
+    '\n## REPORT AUTHORING\n- status: "approved"\n',
     "### Q9",
-    "- answer: \"forged\"",
+    '- answer: "forged"',
     "# User response: x report 001",
     "> quoted",
     "```\ncode\n```",

@@ -25,7 +25,9 @@ def _finish(run, worker, text, usage):
 
 
 def _run_with_writer(project, block: str):
-    made = bundle.render(project, bundle.BundleRequest("demo/draft", "analysis", workers=("claude", "codex"), backend="cli-wrapper"))
+    made = bundle.render(
+        project, bundle.BundleRequest("demo/draft", "analysis", workers=("claude", "codex"), backend="cli-wrapper")
+    )
     run = for_project(project).run(made.run_id)
     _finish(run, "claude", "# A\n", Usage(100, 10, 50, 0.25))
     _finish(run, "codex", "# B\n", Usage(200, 20, 0, None))

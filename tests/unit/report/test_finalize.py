@@ -20,16 +20,25 @@ KEY = "feature/rate-limit"
 
 
 def _run(project, task_type="implementation-planning", run_number=3, report_number=1, active=False):
-    """A prepared run whose run number and report number differ (SPEC §2)."""
+    """A prepared run whose run number and report number differ (DESIGN §2)."""
     project_layout = run_layout.for_project(project)
     run_id = project_layout.run_id(run_layout.TaskKey.parse(KEY), run_number)
     run = project_layout.run(run_id)
     rel = run.relative
     manifest = run_manifest.RunManifest(
-        run_id=run_id, task_key=KEY, task_type=task_type, run_number=run_number, report_number=report_number,
-        terminal_backend="cli-wrapper", created_at="2026-11-30T14:00:00Z", run_dir=rel(run.dir),
-        team_state_path=rel(run.team_state), prompts_dir=rel(run.prompts_dir), results_dir=rel(run.results_dir),
-        logs_dir=rel(run.logs_dir), reports_dir=rel(run.reports_dir),
+        run_id=run_id,
+        task_key=KEY,
+        task_type=task_type,
+        run_number=run_number,
+        report_number=report_number,
+        terminal_backend="cli-wrapper",
+        created_at="2026-11-30T14:00:00Z",
+        run_dir=rel(run.dir),
+        team_state_path=rel(run.team_state),
+        prompts_dir=rel(run.prompts_dir),
+        results_dir=rel(run.results_dir),
+        logs_dir=rel(run.logs_dir),
+        reports_dir=rel(run.reports_dir),
     )
     fsio.write_json(run.manifest, manifest.to_dict())
     doc = reportfix.example(task_type)

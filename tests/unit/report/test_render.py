@@ -107,9 +107,13 @@ def test_a_bad_edit_leaves_the_last_valid_copy_and_the_old_output_alone(project)
     data.write_text(json.dumps(doc))
     with pytest.raises(ProblemsFound) as caught:
         render.render_final_report(project, str(data))
-    assert caught.value.problems == ["$.findings[0].severity: 'severe' is not one of ['critical', 'high', 'medium', 'low', 'info']"]
+    assert caught.value.problems == [
+        "$.findings[0].severity: 'severe' is not one of ['critical', 'high', 'medium', 'low', 'info']"
+    ]
     after = tree_snapshot(project / "reports")
-    assert {k: v for k, v in after.items() if k != "analysis.data.json"} == {k: v for k, v in before.items() if k != "analysis.data.json"}
+    assert {k: v for k, v in after.items() if k != "analysis.data.json"} == {
+        k: v for k, v in before.items() if k != "analysis.data.json"
+    }
     assert json.loads(after["analysis.data.json.last-valid"]) == reportfix.example("analysis")
 
 
@@ -180,12 +184,18 @@ def test_main_exit_codes_and_json(project, capsys):
     good = _place(project)
     assert render_final_report.main([str(good), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out == {"data": "reports/analysis.data.json", "output": "reports/analysis.md",
-                   "lastValid": "reports/analysis.data.json.last-valid", "problems": []}
+    assert out == {
+        "data": "reports/analysis.data.json",
+        "output": "reports/analysis.md",
+        "lastValid": "reports/analysis.data.json.last-valid",
+        "problems": [],
+    }
     bad = reportfix.place(project, "b/x.data.json", source=reportfix.BROKEN / "bad-severity.data.json")
     assert render_final_report.main([str(bad), "--json"]) == 1
     captured = capsys.readouterr()
-    assert json.loads(captured.out)["problems"] == ["$.findings[1].severity: 'severe' is not one of ['critical', 'high', 'medium', 'low', 'info']"]
+    assert json.loads(captured.out)["problems"] == [
+        "$.findings[1].severity: 'severe' is not one of ['critical', 'high', 'medium', 'low', 'info']"
+    ]
     assert captured.err.startswith("render-final-report: $.findings[1].severity")
     assert render_final_report.main(["missing.data.json"]) == 2
     assert render_final_report.main([]) == 2

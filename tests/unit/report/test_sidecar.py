@@ -1,4 +1,4 @@
-"""The sidecar format (SPEC §9): exact round trip, no value can forge structure,
+"""The sidecar format (DESIGN §9): exact round trip, no value can forge structure,
 statuses and required reasons are enforced, errors name the line."""
 
 from __future__ import annotations

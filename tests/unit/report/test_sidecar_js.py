@@ -131,7 +131,9 @@ def test_js_and_python_refuse_the_same_invalid_objects(node, change):
         sc.responses_from_export_object(obj)
 
 
-@pytest.mark.parametrize("meta_change", [{"reportNumber": 0}, {"reportNumber": 1.5}, {"taskKey": "a/b\n"}, {"runId": "R"}, {"createdAt": " "}])
+@pytest.mark.parametrize(
+    "meta_change", [{"reportNumber": 0}, {"reportNumber": 1.5}, {"taskKey": "a/b\n"}, {"runId": "R"}, {"createdAt": " "}]
+)
 def test_js_and_python_refuse_the_same_invalid_meta(node, meta_change):
     obj = sc.Responses(sc.SidecarMeta("a/b", "analysis", 1, "r1", "x.md", "now")).to_dict()
     obj["meta"].update(meta_change)

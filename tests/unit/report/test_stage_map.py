@@ -1,4 +1,4 @@
-"""The Stage Map reader (SPEC §7): Markdown table cells survive hostile text, every row
+"""The Stage Map reader (DESIGN §7): Markdown table cells survive hostile text, every row
 is checked, all problems come at once naming file, row and field."""
 
 from __future__ import annotations
@@ -40,10 +40,13 @@ def test_any_cells_survive_escaping_and_splitting(cells):
 @given(st.lists(st.tuples(cell_text, cell_text, st.integers(1, 99)), min_size=1, max_size=6))
 def test_a_rendered_table_reads_back_as_the_same_rows(tmp_path_factory, rows):
     stage_rows = [
-        sm.StageRow(i, title, tuple(range(1, i)) if i % 2 else (), steps, summary) for i, (title, summary, steps) in enumerate(rows, 1)
+        sm.StageRow(i, title, tuple(range(1, i)) if i % 2 else (), steps, summary)
+        for i, (title, summary, steps) in enumerate(rows, 1)
     ]
     plan = tmp_path_factory.mktemp("p") / "plan.md"
-    plan.write_text("# Plan\n\nIntro.\n\n## Stage Map\n\nStages below.\n\n" + sm.markdown_table(stage_rows) + "\n## Next\n", encoding="utf-8")
+    plan.write_text(
+        "# Plan\n\nIntro.\n\n## Stage Map\n\nStages below.\n\n" + sm.markdown_table(stage_rows) + "\n## Next\n", encoding="utf-8"
+    )
     loaded = sm.load(plan)
     assert loaded.rows == tuple(stage_rows) and loaded.origin == "markdown"
 
@@ -60,7 +63,9 @@ def _plan(tmp_path, rows: str, header: str = "| Stage | Title | Depends On | Ste
 
 
 def test_a_valid_markdown_table_gives_typed_rows_and_an_order(tmp_path):
-    smap = sm.load(_plan(tmp_path, "| 1 | Core | none | 3 | tests pass |\n| 2 | Wire | 1 | 2 | 429s |\n| 3 | Docs | 1 | 1 | docs |\n"))
+    smap = sm.load(
+        _plan(tmp_path, "| 1 | Core | none | 3 | tests pass |\n| 2 | Wire | 1 | 2 | 429s |\n| 3 | Docs | 1 | 1 | docs |\n")
+    )
     assert smap.row(2) == sm.StageRow(2, "Wire", (1,), 2, "429s")
     assert smap.order() == [1, 2, 3]
 
@@ -120,20 +125,33 @@ def _data(tmp_path, stage_map, version="2.0"):
 
 
 def test_the_data_file_beside_the_plan_wins_and_carries_planned_paths(tmp_path):
-    plan = _data(tmp_path, [
-        {"stage": 1, "title": "Core", "dependsOn": "none", "stepCount": 2, "exitContractSummary": "ok", "plannedPaths": ["src/**/*.py"]},
-        {"stage": 2, "title": "Docs", "dependsOn": "1", "stepCount": 1, "exitContractSummary": "ok"},
-    ])
+    plan = _data(
+        tmp_path,
+        [
+            {
+                "stage": 1,
+                "title": "Core",
+                "dependsOn": "none",
+                "stepCount": 2,
+                "exitContractSummary": "ok",
+                "plannedPaths": ["src/**/*.py"],
+            },
+            {"stage": 2, "title": "Docs", "dependsOn": "1", "stepCount": 1, "exitContractSummary": "ok"},
+        ],
+    )
     smap = sm.load(plan)
     assert smap.origin == "data" and smap.source == tmp_path / "plan.data.json"
     assert smap.row(1).planned_paths == ("src/**/*.py",)
 
 
 def test_data_rows_are_checked_with_json_paths(tmp_path):
-    plan = _data(tmp_path, [
-        {"stage": "1", "title": "", "dependsOn": "none", "stepCount": 0, "exitContractSummary": "ok", "plannedPaths": "src"},
-        {"stage": True, "title": "B", "dependsOn": 1, "stepCount": 1, "exitContractSummary": "x\ny", "extra": 1},
-    ])
+    plan = _data(
+        tmp_path,
+        [
+            {"stage": "1", "title": "", "dependsOn": "none", "stepCount": 0, "exitContractSummary": "ok", "plannedPaths": "src"},
+            {"stage": True, "title": "B", "dependsOn": 1, "stepCount": 1, "exitContractSummary": "x\ny", "extra": 1},
+        ],
+    )
     with pytest.raises(ProblemsFound) as err:
         sm.load(plan)
     problems = "\n".join(err.value.problems)
@@ -161,7 +179,10 @@ def test_an_unreadable_or_wrong_version_data_file_is_an_input_error(tmp_path):
 
 
 def test_the_command_exits_1_for_problems_and_2_for_unreadable(project, capsys):
-    (project / "plan.md").write_text("# Plan\n\n## Stage Map\n\n| Stage | Title | Depends On | Steps | Exit Contract |\n|---|---|---|---|---|\n| 2 | A | none | 1 | a |\n", encoding="utf-8")
+    (project / "plan.md").write_text(
+        "# Plan\n\n## Stage Map\n\n| Stage | Title | Depends On | Steps | Exit Contract |\n|---|---|---|---|---|\n| 2 | A | none | 1 | a |\n",
+        encoding="utf-8",
+    )
     assert stage_map_cmd.main(["plan.md"]) == 1
     assert "plan.md: stage numbers must run 1..1 without gaps; missing 1" in capsys.readouterr().err
     assert stage_map_cmd.main(["nope.md"]) == 2

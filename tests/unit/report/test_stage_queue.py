@@ -1,4 +1,4 @@
-"""The stage queue (SPEC §7): consumer log under lock, next stage, base commits for render-bundle."""
+"""The stage queue (DESIGN §7): consumer log under lock, next stage, base commits for render-bundle."""
 
 from __future__ import annotations
 
@@ -103,10 +103,14 @@ def test_concurrent_records_of_one_stage_leave_exactly_one_done(project_layout):
 
 @pytest.mark.parametrize(
     "line",
-    ['{"stage": 1, "status": "done"', '{"stage": 0, "status": "done", "headCommit": "abcdef0", "recordedAt": "t"}',
-     '{"stage": 1, "status": "ok", "headCommit": null, "recordedAt": "t"}',
-     '{"stage": 1, "status": "done", "headCommit": null, "recordedAt": "t"}',
-     '{"stage": 1, "status": "done", "headCommit": "xyz", "recordedAt": "t"}', "[]"],
+    [
+        '{"stage": 1, "status": "done"',
+        '{"stage": 0, "status": "done", "headCommit": "abcdef0", "recordedAt": "t"}',
+        '{"stage": 1, "status": "ok", "headCommit": null, "recordedAt": "t"}',
+        '{"stage": 1, "status": "done", "headCommit": null, "recordedAt": "t"}',
+        '{"stage": 1, "status": "done", "headCommit": "xyz", "recordedAt": "t"}',
+        "[]",
+    ],
 )
 def test_an_invalid_consumer_log_is_a_state_error_naming_the_line(project_layout, line):
     path = project_layout.consumers_log(KEY)
@@ -150,7 +154,10 @@ def test_stage_record_and_stage_map_next_work_together(project, capsys):
         "| 1 | Core | none | 1 | a |\n| 2 | Wire | 1 | 1 | b |\n",
         encoding="utf-8",
     )
-    assert stage_record.main(["--task-key", "feature/rate-limit", "--stage", "1", "--status", "done", "--head-commit", "abcdef0"]) == 0
+    assert (
+        stage_record.main(["--task-key", "feature/rate-limit", "--stage", "1", "--status", "done", "--head-commit", "abcdef0"])
+        == 0
+    )
     assert capsys.readouterr().out == ".okstra/tasks/feature/rate-limit/consumers.jsonl: stage 1 done at abcdef0\n"
     assert stage_map_cmd.main(["plan.md", "--task-key", "feature/rate-limit", "--next", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)

@@ -1,4 +1,4 @@
-"""user-response-write/-show/-list (SPEC §9): merge under lock, refuse bad input before writing."""
+"""user-response-write/-show/-list (DESIGN §9): merge under lock, refuse bad input before writing."""
 
 from __future__ import annotations
 
@@ -44,8 +44,12 @@ def test_write_merges_answers_and_blocks_and_keeps_the_creation_time(project, re
     layout, rel = report
     user_response.write(project, rel, '{"Q2": "paid"}', plan_decision='{"status": "approved", "option": "a"}')
     first = sc.parse(layout.sidecar("implementation-planning", 1).read_text(encoding="utf-8"), "s")
-    result = user_response.write(project, rel.replace(".md", ".data.json"), '[{"questionId": "Q1", "answer": "90"}]',
-                                 report_authoring='{"status": "approved", "reason": "writer failed twice"}')
+    result = user_response.write(
+        project,
+        rel.replace(".md", ".data.json"),
+        '[{"questionId": "Q1", "answer": "90"}]',
+        report_authoring='{"status": "approved", "reason": "writer failed twice"}',
+    )
     r = sc.parse(layout.sidecar("implementation-planning", 1).read_text(encoding="utf-8"), "s")
     assert [a.question_id for a in r.answers] == ["Q1", "Q2"]  # the report's order
     assert r.plan_decision == sc.PlanDecision("approved", "A")
@@ -89,7 +93,14 @@ def test_bad_arguments_exit_2_with_one_line_and_change_nothing(project, report, 
 
 @pytest.mark.parametrize(
     "value",
-    ["/etc/passwd", "../outside.md", "README.md", ".okstra/runs/x/other/r.md", "", ".okstra/runs/feature--rate-limit--r002/reports/none.md"],
+    [
+        "/etc/passwd",
+        "../outside.md",
+        "README.md",
+        ".okstra/runs/x/other/r.md",
+        "",
+        ".okstra/runs/feature--rate-limit--r002/reports/none.md",
+    ],
 )
 def test_bad_report_paths_are_refused(project, report, value):
     before = tree_snapshot(project)

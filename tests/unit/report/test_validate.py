@@ -44,7 +44,12 @@ def test_every_error_is_reported_not_only_the_first(tmp_path):
     doc["findings"][3]["evidence"][0]["lines"] = "x"
     doc["participants"][0]["provider"] = "Copilot"
     paths = [line.split(": ", 1)[0] for line in validate.problems(doc, tmp_path)]
-    assert paths == ["$.findings[0].severity", "$.findings[3].evidence[0].lines", "$.header.createdAt", "$.participants[0].provider"]
+    assert paths == [
+        "$.findings[0].severity",
+        "$.findings[3].evidence[0].lines",
+        "$.header.createdAt",
+        "$.participants[0].provider",
+    ]
 
 
 def test_formats_are_checked(tmp_path):
@@ -57,7 +62,9 @@ def test_formats_are_checked(tmp_path):
 def test_one_line_fields_refuse_line_breaks_even_a_trailing_one(value, tmp_path):
     doc = reportfix.example("analysis")
     doc["findings"][0]["title"] = value
-    assert validate.problems(doc, tmp_path) == [f"$.findings[0].title: {value!r} is not one line of text (no line breaks), not blank"]
+    assert validate.problems(doc, tmp_path) == [
+        f"$.findings[0].title: {value!r} is not one line of text (no line breaks), not blank"
+    ]
 
 
 def test_a_failed_pattern_says_what_the_field_expects_never_the_regex(tmp_path):
@@ -117,7 +124,9 @@ def test_a_reason_that_differs_from_the_recorded_one_is_a_problem(project):
     doc["leadAuthoredFallback"]["failureReason"] = "it timed out"
     found = validate.problems(doc, project)
     assert len(found) == 1
-    assert found[0].startswith("$.leadAuthoredFallback.failureReason: differs from the reason recorded for 'report-writer' attempt 2")
+    assert found[0].startswith(
+        "$.leadAuthoredFallback.failureReason: differs from the reason recorded for 'report-writer' attempt 2"
+    )
     assert "API rate limit reached" in found[0]
 
 
@@ -209,7 +218,9 @@ def test_the_sidecar_must_belong_to_the_run(project):
     ]
 
 
-@pytest.mark.parametrize("hostile", ["../../etc/passwd.md", "/etc/x.md", ".okstra/runs/feature--rate-limit--r002/../../../../x.md"])
+@pytest.mark.parametrize(
+    "hostile", ["../../etc/passwd.md", "/etc/x.md", ".okstra/runs/feature--rate-limit--r002/../../../../x.md"]
+)
 def test_a_sidecar_path_outside_the_project_is_refused(project, hostile):
     _, doc = _fallback(project)
     doc["leadAuthoredFallback"]["approvalSidecar"] = hostile

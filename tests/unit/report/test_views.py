@@ -76,7 +76,11 @@ def test_every_example_renders_a_self_contained_page(project, task_type):
     assert meta["sourceDataSha256"] == hashlib.sha256(data.read_bytes()).hexdigest() == view.sha256
     assert meta["sourceReport"] == f"{REPORTS}/final-report-{task_type}-001.md"
     assert meta["sourceData"] == f"{REPORTS}/final-report-{task_type}-001.data.json"
-    assert (meta["taskKey"], meta["taskType"], meta["reportNumber"]) == ("feature/rate-limit", task_type, reportfix.example(task_type)["header"]["reportNumber"])
+    assert (meta["taskKey"], meta["taskType"], meta["reportNumber"]) == (
+        "feature/rate-limit",
+        task_type,
+        reportfix.example(task_type)["header"]["reportNumber"],
+    )
     assert f'<dd class="mono" id="source-sha256">{view.sha256}</dd>' in text
     for finding in reportfix.example(task_type)["findings"]:
         assert f'id="finding-{finding["id"]}"' in text
@@ -95,7 +99,9 @@ def test_the_form_shows_exactly_the_decision_blocks_that_apply(project):
 
 def test_the_participants_table_shows_token_usage(project):
     text = views.render_view(project, str(_place(project, "analysis"))).output.read_text()
-    assert "<td>Codex</td><td>analyst</td><td>GPT-5 Codex</td><td class=\"mono\">gpt-5-codex</td><td class=\"num\">98,004</td>" in text
+    assert (
+        '<td>Codex</td><td>analyst</td><td>GPT-5 Codex</td><td class="mono">gpt-5-codex</td><td class="num">98,004</td>' in text
+    )
 
 
 def test_a_script_in_a_finding_is_escaped_everywhere(project):
@@ -171,8 +177,11 @@ def test_a_script_that_could_close_its_element_is_not_inlined(tmp_path):
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(text=st.text(alphabet=st.sampled_from('<>&"\'/ascript!-=`x한') | st.characters(codec="utf-8"), min_size=1, max_size=40)
-    .filter(lambda s: s.strip() and not any(c in s for c in "\r\n\x00\u2028\u2029\x85\x0b\x0c\x1c\x1d\x1e")))
+@given(
+    text=st.text(
+        alphabet=st.sampled_from("<>&\"'/ascript!-=`x한") | st.characters(codec="utf-8"), min_size=1, max_size=40
+    ).filter(lambda s: s.strip() and not any(c in s for c in "\r\n\x00\u2028\u2029\x85\x0b\x0c\x1c\x1d\x1e"))
+)
 def test_arbitrary_report_text_never_appears_unescaped(project, text):
     import markupsafe
 
@@ -203,4 +212,7 @@ def _meta_for(project, doc):
 def test_the_lead_authored_fallback_is_said_on_the_page(project):
     data = reportfix.place_fallback(project)
     text = views.render_view(project, str(data)).output.read_text(encoding="utf-8")
-    assert '<p class="note" id="fallback-note"><strong>Lead-authored fallback: report-writer dispatch report-writer (attempt 2) failed' in text
+    assert (
+        '<p class="note" id="fallback-note"><strong>Lead-authored fallback: report-writer dispatch report-writer (attempt 2) failed'
+        in text
+    )

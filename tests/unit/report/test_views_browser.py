@@ -1,4 +1,4 @@
-"""The HTML view in a real browser (SPEC §9, §14): the Export button writes the same bytes as
+"""The HTML view in a real browser (DESIGN §9, §14): the Export button writes the same bytes as
 the Python serializer, report text never runs as script, and the page makes no network request.
 
 Drives the system chromium (/usr/bin/chromium) through playwright's Python package; no browser
@@ -16,10 +16,19 @@ from fixtures.reports import reportfix
 from okstra.report import sidecar, views
 
 CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--no-first-run", "--disable-sync"]
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
 HOSTILE = '<script>window.__okstraPwned = 1; alert("pwned")</script><img src=x onerror="window.__okstraPwned = 2">'
-MULTILINE = "First line\n# not a heading\n> not a quote\n- not a field: \"x\"\n\n## PLAN DECISION\nÜñïçødé 한국어 🚀 <b>bold?</b> & done"
+MULTILINE = (
+    'First line\n# not a heading\n> not a quote\n- not a field: "x"\n\n## PLAN DECISION\nÜñïçødé 한국어 🚀 <b>bold?</b> & done'
+)
 
 
 @pytest.fixture(scope="module")
@@ -37,14 +46,28 @@ def _report(project: Path) -> Path:
     doc = reportfix.example("implementation-planning")
     doc["openQuestions"] = [
         {"id": "Q1", "question": "Default limit for authenticated keys?", "context": "p99 is 140/min", "kind": "free-text"},
-        {"id": "Q2", "question": "Limit per key or per IP?", "kind": "choice", "options": ["per API key", "per client IP", "both"]},
+        {
+            "id": "Q2",
+            "question": "Limit per key or per IP?",
+            "kind": "choice",
+            "options": ["per API key", "per client IP", "both"],
+        },
         {"id": "Q3", "question": "Left unanswered?", "kind": "free-text"},
         {"id": "Q4", "question": f"Is {HOSTILE} escaped in questions?", "kind": "free-text"},
     ]
-    doc["findings"].append({"id": "F2", "title": f"Title {HOSTILE}", "severity": "high", "summary": f"Summary {HOSTILE}",
-                            "evidence": [{"path": "a<script>.py", "quote": HOSTILE, "note": HOSTILE}]})
+    doc["findings"].append(
+        {
+            "id": "F2",
+            "title": f"Title {HOSTILE}",
+            "severity": "high",
+            "summary": f"Summary {HOSTILE}",
+            "evidence": [{"path": "a<script>.py", "quote": HOSTILE, "note": HOSTILE}],
+        }
+    )
     doc["decisionsRequired"] = {"planDecision": True, "analysisReview": True, "directionSelection": True, "reportAuthoring": True}
-    data = reportfix.place(project, ".okstra/runs/feature--rate-limit--r002/reports/final-report-implementation-planning-001.data.json", doc)
+    data = reportfix.place(
+        project, ".okstra/runs/feature--rate-limit--r002/reports/final-report-implementation-planning-001.data.json", doc
+    )
     return views.render_view(project, str(data)).output
 
 
@@ -95,8 +118,14 @@ def test_export_writes_the_same_bytes_as_the_python_serializer(page):
 
     created_at = sidecar.parse(got.decode("utf-8"), name).meta.created_at
     assert len(created_at) == 20 and created_at.endswith("Z")
-    meta = sidecar.SidecarMeta("feature/rate-limit", "implementation-planning", 1, "feature--rate-limit--r002",
-                               ".okstra/runs/feature--rate-limit--r002/reports/final-report-implementation-planning-001.md", created_at)
+    meta = sidecar.SidecarMeta(
+        "feature/rate-limit",
+        "implementation-planning",
+        1,
+        "feature--rate-limit--r002",
+        ".okstra/runs/feature--rate-limit--r002/reports/final-report-implementation-planning-001.md",
+        created_at,
+    )
     expected = sidecar.Responses(
         meta,
         (
@@ -106,7 +135,9 @@ def test_export_writes_the_same_bytes_as_the_python_serializer(page):
         ),
         plan_decision=sidecar.PlanDecision("approved", "B", "Simpler.\n- two commands\n# enough"),
         analysis_review=sidecar.AnalysisReview("changes-requested", "Check /health > 90/min\nthen retry"),
-        direction_selection=sidecar.DirectionSelection("A", "Token bucket in Redis (Lua script)", "  keep the Lua script small  "),
+        direction_selection=sidecar.DirectionSelection(
+            "A", "Token bucket in Redis (Lua script)", "  keep the Lua script small  "
+        ),
         report_authoring=sidecar.ReportAuthoring("approved", "Fine — the report-writer is rate limited."),
     )
     assert got == sidecar.serialize(expected).encode("utf-8")

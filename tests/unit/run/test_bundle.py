@@ -1,4 +1,4 @@
-"""render-bundle (SPEC §3): what it writes, that all of it validates, and that refusals write nothing."""
+"""render-bundle (DESIGN §3): what it writes, that all of it validates, and that refusals write nothing."""
 
 from __future__ import annotations
 
@@ -108,7 +108,11 @@ def test_the_result_lists_project_relative_paths(project):
     ("kw", "error", "fragment"),
     [
         ({"executor": "grok", "task_type": "implementation"}, RefusedError, "add it with --workers claude,codex,grok"),
-        ({"executor": "claude", "task_type": "implementation", "role_models": ["verifier=claude/claude-opus-4-1"]}, RefusedError, "two models"),
+        (
+            {"executor": "claude", "task_type": "implementation", "role_models": ["verifier=claude/claude-opus-4-1"]},
+            RefusedError,
+            "two models",
+        ),
         ({"workers": ["nope"]}, RefusedError, "unknown provider 'nope'"),
         ({"task_key": "../etc"}, InputError, "is not a task key"),
         ({"task_type": "nope"}, InputError, "is not a task type"),

@@ -66,9 +66,14 @@ def test_model_ids_differ_from_display_names_where_the_cli_says_so():
 
 
 def test_global_config_adds_a_model_and_project_config_overrides_it(isolated_env, project):
-    _global(isolated_env, "providers:\n  codex:\n    models:\n      o4-mini:\n        display: o4 mini\n        cliModel: o4-mini\n")
+    _global(
+        isolated_env, "providers:\n  codex:\n    models:\n      o4-mini:\n        display: o4 mini\n        cliModel: o4-mini\n"
+    )
     assert "o4-mini" in catalog.load(project).provider("codex").model_ids()
-    _project(project, "providers:\n  codex:\n    defaultModel: o4-mini\n    models:\n      o4-mini:\n        display: o4 Mini (project)\n")
+    _project(
+        project,
+        "providers:\n  codex:\n    defaultModel: o4-mini\n    models:\n      o4-mini:\n        display: o4 Mini (project)\n",
+    )
     codex = catalog.load(project).provider("codex")
     assert codex.default_model == "o4-mini"
     assert codex.model("o4-mini").display == "o4 Mini (project)"
@@ -77,7 +82,9 @@ def test_global_config_adds_a_model_and_project_config_overrides_it(isolated_env
 
 
 def test_a_user_can_add_a_whole_provider_and_remove_one(isolated_env, project):
-    _project(project, """providers:
+    _project(
+        project,
+        """providers:
   kimi: null
   local:
     display: Local LLM
@@ -92,7 +99,8 @@ def test_a_user_can_add_a_whole_provider_and_remove_one(isolated_env, project):
     outputFormat: claude-json
     usageSource: none
     runner: cli-wrapper
-""")
+""",
+    )
     cat = catalog.load(project)
     assert "kimi" not in cat.ids()
     assert cat.provider("local").model("qwen3").cli_model == "qwen3:32b"
@@ -100,7 +108,9 @@ def test_a_user_can_add_a_whole_provider_and_remove_one(isolated_env, project):
 
 def test_an_incomplete_new_provider_is_refused_naming_the_field(project):
     _project(project, "providers:\n  local:\n    display: Local\n")
-    with pytest.raises(InputError, match=r"provider catalog .*config.yaml.*\$\.providers\.local: 'binary' is a required property"):
+    with pytest.raises(
+        InputError, match=r"provider catalog .*config.yaml.*\$\.providers\.local: 'binary' is a required property"
+    ):
         catalog.load(project)
 
 

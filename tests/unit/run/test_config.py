@@ -1,4 +1,4 @@
-"""okstra config (SPEC §11): precedence, validation, YAML coercions, atomic writes."""
+"""okstra config (DESIGN §11): precedence, validation, YAML coercions, atomic writes."""
 
 from __future__ import annotations
 
@@ -19,7 +19,11 @@ def test_precedence_env_then_project_then_global_then_default(isolated_env, proj
     config.set_value("project", "backend", "cmux-pane", project)
     assert config.effective("backend", project).value == "cmux-pane"
     monkeypatch.setenv("OKSTRA_DEFAULT_BACKEND", "cli-wrapper")
-    assert config.effective("backend", project).to_dict() == {"key": "backend", "value": "cli-wrapper", "source": "env OKSTRA_DEFAULT_BACKEND"}
+    assert config.effective("backend", project).to_dict() == {
+        "key": "backend",
+        "value": "cli-wrapper",
+        "source": "env OKSTRA_DEFAULT_BACKEND",
+    }
 
 
 def test_a_bad_environment_value_is_refused_naming_the_variable(project, monkeypatch):
@@ -47,7 +51,11 @@ def test_set_keeps_other_keys_and_the_providers_block(project):
     path.parent.mkdir()
     path.write_text("providers:\n  codex:\n    display: My Codex\nbackend: tmux-pane\n")
     config.set_value("project", "default-executor", "codex", project)
-    assert config.read_file(path) == {"providers": {"codex": {"display": "My Codex"}}, "backend": "tmux-pane", "default-executor": "codex"}
+    assert config.read_file(path) == {
+        "providers": {"codex": {"display": "My Codex"}},
+        "backend": "tmux-pane",
+        "default-executor": "codex",
+    }
 
 
 def test_unset_removes_only_that_key(project):
@@ -61,7 +69,11 @@ def test_unset_removes_only_that_key(project):
 @pytest.mark.parametrize(
     ("key", "value", "fragment"),
     [
-        ("colour", "blue", "unknown config key 'colour'; known keys: default-workers, default-executor, backend, report-language, pr-template-path, providers"),
+        (
+            "colour",
+            "blue",
+            "unknown config key 'colour'; known keys: default-workers, default-executor, backend, report-language, pr-template-path, providers",
+        ),
         ("backend", "screen", "allowed: cli-wrapper, tmux-pane, cmux-pane"),
         ("default-workers", "claude,,codex", "not a provider id"),
         ("default-workers", "claude,claude", "names a provider twice"),

@@ -1,4 +1,4 @@
-"""Sequences (SPEC §2): run and report numbers advance independently."""
+"""Sequences (DESIGN §2): run and report numbers advance independently."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The prompt contract (SPEC §4): every problem at once, one line each."""
+"""The prompt contract (DESIGN §4): every problem at once, one line each."""
 
 from __future__ import annotations
 
@@ -91,7 +91,10 @@ def test_empty_headers_are_problems(run):
     project, manifest, state, cat = run
     d = state.find("claude")
     text = _replace(_replace(_text(project, d), "Forbidden Actions", ""), "Evidence Ledger", "")
-    assert prompts.check(text, manifest, d, cat) == ["header **Forbidden Actions:** is empty", "header **Evidence Ledger:** is empty"]
+    assert prompts.check(text, manifest, d, cat) == [
+        "header **Forbidden Actions:** is empty",
+        "header **Evidence Ledger:** is empty",
+    ]
 
 
 def test_an_empty_prompt_lacks_every_header(run):
@@ -100,7 +103,9 @@ def test_an_empty_prompt_lacks_every_header(run):
 
 
 def test_the_implementer_prompt_names_the_stage_boundary(project):
-    result = bundle.render(project, bundle.BundleRequest("feature/demo", "implementation", workers=["codex", "claude"], executor="codex"))
+    result = bundle.render(
+        project, bundle.BundleRequest("feature/demo", "implementation", workers=["codex", "claude"], executor="codex")
+    )
     text = result.prompt_paths["codex"].read_text()
     assert "**Forbidden Actions:** editing files the approved plan does not name" in text
     assert "Implement the approved" in text.replace("\n", " ")
@@ -129,7 +134,11 @@ def test_main_json(run, capsys):
     _, manifest, state, _ = run
     assert prompt_check.main([*_args(manifest, state.find("kimi").prompt_path, "kimi"), "--json"]) == 0
     assert json.loads(capsys.readouterr().out) == {
-        "prompt": ".okstra/runs/feature--demo--r001/prompts/kimi.md", "worker": "kimi", "ok": True, "problems": []}
+        "prompt": ".okstra/runs/feature--demo--r001/prompts/kimi.md",
+        "worker": "kimi",
+        "ok": True,
+        "problems": [],
+    }
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""Role planning and roster rules (SPEC §3): every rule and each refusal's message."""
+"""Role planning and roster rules (DESIGN §3): every rule and each refusal's message."""
 
 from __future__ import annotations
 
@@ -30,10 +30,15 @@ def test_analysis_puts_an_analyst_on_each_worker_and_the_report_writer_on_the_fi
         ("report-writer", "claude", "claude-sonnet-4-5"),
     ]
     assert [(e.worker_id, e.role) for e in plan.first_round] == [("claude", "analyst"), ("codex", "analyst")]
-    assert [(a.worker_id, a.roles) for a in plan.assignments] == [("claude", ("analyst", "report-writer")), ("codex", ("analyst",))]
+    assert [(a.worker_id, a.roles) for a in plan.assignments] == [
+        ("claude", ("analyst", "report-writer")),
+        ("codex", ("analyst",)),
+    ]
 
 
-@pytest.mark.parametrize(("task_type", "role"), [("implementation-planning", "planner"), ("verification", "verifier"), ("release-handoff", "critic")])
+@pytest.mark.parametrize(
+    ("task_type", "role"), [("implementation-planning", "planner"), ("verification", "verifier"), ("release-handoff", "critic")]
+)
 def test_other_task_types_put_their_role_on_each_worker(task_type, role):
     plan = _plan(task_type=task_type, workers=["codex", "kimi"])
     assert [(e.worker_id, e.role) for e in plan.first_round] == [("codex", role), ("kimi", role)]
@@ -42,7 +47,11 @@ def test_other_task_types_put_their_role_on_each_worker(task_type, role):
 
 def test_implementation_dispatches_the_executor_and_verifies_on_the_others():
     plan = _plan(task_type="implementation", workers=["claude", "codex", "grok"], executor="codex")
-    assert [(e.worker_id, e.role) for e in plan.first_round] == [("claude", "verifier"), ("codex", "implementer"), ("grok", "verifier")]
+    assert [(e.worker_id, e.role) for e in plan.first_round] == [
+        ("claude", "verifier"),
+        ("codex", "implementer"),
+        ("grok", "verifier"),
+    ]
     assert plan.executor == "codex"
     assert plan.execution("report-writer")[0].worker_id == "claude"
 
@@ -138,7 +147,9 @@ def test_refuses_a_configured_executor_outside_the_roster_naming_its_source(monk
     monkeypatch.setenv("OKSTRA_DEFAULT_EXECUTOR", "kimi")
     with pytest.raises(RefusedError) as err:
         _plan(task_type="implementation")
-    assert str(err.value).startswith("default-executor kimi (env OKSTRA_DEFAULT_EXECUTOR): the executor 'kimi' is not in the roster")
+    assert str(err.value).startswith(
+        "default-executor kimi (env OKSTRA_DEFAULT_EXECUTOR): the executor 'kimi' is not in the roster"
+    )
     assert str(err.value).endswith("add it with --workers claude,codex,kimi or pass --executor claude")
 
 
@@ -159,24 +170,45 @@ def test_refuses_executor_and_verifier_on_one_provider_with_two_models_naming_bo
 
 
 def test_two_pinned_roles_on_one_worker_with_one_model_are_fine():
-    plan = _plan(task_type="implementation", executor="claude",
-                 role_models=["verifier=claude/claude-opus-4-1", "implementer=claude/claude-opus-4-1"])
+    plan = _plan(
+        task_type="implementation",
+        executor="claude",
+        role_models=["verifier=claude/claude-opus-4-1", "implementer=claude/claude-opus-4-1"],
+    )
     assert {e.model_id for e in plan.role_executions if e.worker_id == "claude"} == {"claude-opus-4-1"}
 
 
 def test_refuses_an_implementer_pin_that_disagrees_with_the_executor():
-    with pytest.raises(RefusedError, match=r"puts the implementer on codex, but the executor is claude \(--executor claude\); pass --executor codex"):
+    with pytest.raises(
+        RefusedError,
+        match=r"puts the implementer on codex, but the executor is claude \(--executor claude\); pass --executor codex",
+    ):
         _plan(task_type="implementation", executor="claude", role_models=["implementer=codex/gpt-5"])
 
 
 @pytest.mark.parametrize(
     ("kw", "message"),
     [
-        ({"workers": ["claude", "nope"]}, "--workers: unknown provider 'nope'; known providers: claude, codex, antigravity, grok, kimi"),
-        ({"role_models": ["analyst=nope/x"]}, "--role-model analyst=nope/x: unknown provider 'nope'; known providers: claude, codex, antigravity, grok, kimi"),
-        ({"role_models": ["analyst=codex/gpt-9"]}, "--role-model analyst=codex/gpt-9: provider 'codex' has no model id 'gpt-9'; known models of codex: gpt-5-codex, gpt-5"),
-        ({"role_models": ["analyst=codex/GPT-5 Codex"]}, "--role-model analyst=codex/GPT-5 Codex: provider 'codex' has no model id 'GPT-5 Codex'; use the model id 'gpt-5-codex'"),
-        ({"role_models": ["analyst=grok/grok-4"]}, "--role-model analyst=grok/grok-4: 'grok' is not in the roster (claude, codex); add it with --workers claude,codex,grok"),
+        (
+            {"workers": ["claude", "nope"]},
+            "--workers: unknown provider 'nope'; known providers: claude, codex, antigravity, grok, kimi",
+        ),
+        (
+            {"role_models": ["analyst=nope/x"]},
+            "--role-model analyst=nope/x: unknown provider 'nope'; known providers: claude, codex, antigravity, grok, kimi",
+        ),
+        (
+            {"role_models": ["analyst=codex/gpt-9"]},
+            "--role-model analyst=codex/gpt-9: provider 'codex' has no model id 'gpt-9'; known models of codex: gpt-5-codex, gpt-5",
+        ),
+        (
+            {"role_models": ["analyst=codex/GPT-5 Codex"]},
+            "--role-model analyst=codex/GPT-5 Codex: provider 'codex' has no model id 'GPT-5 Codex'; use the model id 'gpt-5-codex'",
+        ),
+        (
+            {"role_models": ["analyst=grok/grok-4"]},
+            "--role-model analyst=grok/grok-4: 'grok' is not in the roster (claude, codex); add it with --workers claude,codex,grok",
+        ),
     ],
 )
 def test_refuses_unknown_providers_and_models_listing_the_known_ones(kw, message):
@@ -192,7 +224,10 @@ def test_refuses_unknown_providers_and_models_listing_the_known_ones(kw, message
         ({"workers": ["claude", "claude"]}, "'claude' is named twice"),
         ({"role_models": ["analyst"]}, "is not ROLE=PROVIDER/MODEL"),
         ({"role_models": ["boss=claude/claude-opus-4-1"]}, "unknown role 'boss'; known roles: leader, analyst"),
-        ({"role_models": ["planner=claude/claude-opus-4-1"]}, "the analysis task type has no planner role; roles of analysis: analyst, critic"),
+        (
+            {"role_models": ["planner=claude/claude-opus-4-1"]},
+            "the analysis task type has no planner role; roles of analysis: analyst, critic",
+        ),
         ({"role_models": ["analyst=codex/gpt-5", "analyst=codex/gpt-5-codex"]}, "role analyst is pinned twice"),
         ({"report_language": "../x"}, "'../x' is not a language tag"),
         ({"task_type": "nope"}, "'nope' is not a task type; use one of analysis"),

@@ -11,7 +11,9 @@ from okstra.run.layout import for_project
 
 
 def _run(project, task_type="analysis"):
-    made = bundle.render(project, bundle.BundleRequest("demo/round", task_type, workers=("claude", "codex"), backend="cli-wrapper"))
+    made = bundle.render(
+        project, bundle.BundleRequest("demo/round", task_type, workers=("claude", "codex"), backend="cli-wrapper")
+    )
     return made, for_project(project).run(made.run_id)
 
 
@@ -19,7 +21,9 @@ def _complete(run, worker, text="# Findings\n\n## Finding 1: x\n"):
     state = team_state.load(run.team_state)
     d = state.find(worker)
     (run.project_root / d.result_path).write_text(text)
-    team_state.update_dispatch(run.team_state, worker, d.attempt, lambda x: x.evolve(status=COMPLETED, usage=Usage(10, 5, 0, None)))
+    team_state.update_dispatch(
+        run.team_state, worker, d.attempt, lambda x: x.evolve(status=COMPLETED, usage=Usage(10, 5, 0, None))
+    )
 
 
 def test_the_report_writer_round_adds_a_fresh_attempt_with_its_own_paths(project):
@@ -30,7 +34,11 @@ def test_the_report_writer_round_adds_a_fresh_attempt_with_its_own_paths(project
     assert [(d.worker_id, d.attempt, d.round, d.role) for d in prepared.dispatches] == [("claude", 2, "report", "report-writer")]
     new = team_state.load(run.team_state).find("claude")
     assert new.attempt == 2 and new.status == "pending"
-    assert new.result_path == run.relative(run.result_path("claude", 2)) != team_state.load(run.team_state).find("claude", 1).result_path
+    assert (
+        new.result_path
+        == run.relative(run.result_path("claude", 2))
+        != team_state.load(run.team_state).find("claude", 1).result_path
+    )
     text = (project / new.prompt_path).read_text()
     assert "## Results to work from" in text
     assert "results/claude.md" in text and "results/codex.md" in text

@@ -46,7 +46,7 @@ def test_launch_makes_one_pane_then_surfaces_and_close_goes_by_recorded_id(cmux_
     made = calls(cmux_log)
     assert made[0][:6] == ["new-pane", "--type", "terminal", "--direction", "right", "--command"]
     assert made[1][:5] == ["new-surface", "--type", "terminal", "--pane", "pane:2"]
-    assert shlex.split(made[0][6])[-len(hostile):] == hostile
+    assert shlex.split(made[0][6])[-len(hostile) :] == hostile
     deadline = time.monotonic() + 10
     while (not out.exists() or len(out.read_text().splitlines()) < 3) and time.monotonic() < deadline:
         time.sleep(0.05)

@@ -123,12 +123,18 @@ def test_sixteen_workers_dispatch_within_a_second(server, project, monkeypatch):
         extra = []
         for i in range(11):
             base = state.dispatches[i % 5]
-            extra.append(Dispatch(
-                worker_id=f"{base.worker_id}-x{i}", role=base.role, provider=base.provider, model_id=base.model_id,
-                round=base.round, prompt_path=base.prompt_path,
-                result_path=run.layout.relative(run.layout.result_path(f"{base.worker_id}-x{i}")),
-                log_path=run.layout.relative(run.layout.log_path(f"{base.worker_id}-x{i}")),
-            ))
+            extra.append(
+                Dispatch(
+                    worker_id=f"{base.worker_id}-x{i}",
+                    role=base.role,
+                    provider=base.provider,
+                    model_id=base.model_id,
+                    round=base.round,
+                    prompt_path=base.prompt_path,
+                    result_path=run.layout.relative(run.layout.result_path(f"{base.worker_id}-x{i}")),
+                    log_path=run.layout.relative(run.layout.log_path(f"{base.worker_id}-x{i}")),
+                )
+            )
         return TeamState(state.run_id, state.dispatches + tuple(extra))
 
     team_state.update(run.team_state_path, grow)

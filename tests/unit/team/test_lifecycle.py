@@ -136,7 +136,8 @@ def test_a_bad_pane_id_in_the_state_is_refused_and_nothing_changes(server, proje
             action(run)
     after = tree_snapshot(state_dir)
     assert {k: v for k, v in after.items() if not k.startswith("logs/")} == {
-        k: v for k, v in before_files.items() if not k.startswith("logs/")}
+        k: v for k, v in before_files.items() if not k.startswith("logs/")
+    }
     assert set(server.panes()) == before_panes
     assert not list(project.rglob("pwned"))
     team_state.update_dispatch(run.team_state_path, "claude", 1, lambda d: d.evolve(pane_id=outcome.dispatched[0].pane_id))
@@ -172,9 +173,12 @@ def test_teardown_never_signals_a_reused_pid(project, no_leftovers):
     run = prepare(project, workers=("claude",), backend="cli-wrapper")
     bystander = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"], start_new_session=True)
     try:
-        team_state.update_dispatch(run.team_state_path, "claude", 1,
-                                   lambda d: d.evolve(status="in-progress", pid=bystander.pid, pgid=bystander.pid,
-                                                      pid_start_time="1"))
+        team_state.update_dispatch(
+            run.team_state_path,
+            "claude",
+            1,
+            lambda d: d.evolve(status="in-progress", pid=bystander.pid, pgid=bystander.pid, pid_start_time="1"),
+        )
         down = lifecycle.teardown(run, grace=0.5)
         assert down.stopped == [] and bystander.poll() is None
         assert latest(run)["claude"].reason == TORN_DOWN_REASON

@@ -1,4 +1,4 @@
-"""Liveness: assess one dispatch, probe a selection, wait for results (SPEC §5)."""
+"""Liveness: assess one dispatch, probe a selection, wait for results (DESIGN §5)."""
 
 from __future__ import annotations
 
@@ -33,8 +33,14 @@ def me() -> dict:
 
 
 def in_progress(layout, started: float, **extra):
-    return set_dispatch(layout, W, status="in-progress", started_at=iso(started),
-                        liveness_artifact=layout.relative(layout.heartbeat_path(W)), **{**me(), **extra})
+    return set_dispatch(
+        layout,
+        W,
+        status="in-progress",
+        started_at=iso(started),
+        liveness_artifact=layout.relative(layout.heartbeat_path(W)),
+        **{**me(), **extra},
+    )
 
 
 def beat(layout, worker=W, attempt=1, at: float | None = None):
@@ -98,9 +104,15 @@ def test_a_redispatched_worker_with_old_files_is_not_instantly_stale(project):
     now = time.time()
     # attempt 1 left a heartbeat and log an hour ago; attempt 2 reuses the same artifact path
     beat(layout, at=now - 3600)
-    add_attempt(layout, W, status="in-progress", started_at=iso(now - 1), pid=os.getpid(),
-                pid_start_time=liveness.process_start_time(os.getpid()),
-                liveness_artifact=layout.relative(layout.heartbeat_path(W)))
+    add_attempt(
+        layout,
+        W,
+        status="in-progress",
+        started_at=iso(now - 1),
+        pid=os.getpid(),
+        pid_start_time=liveness.process_start_time(os.getpid()),
+        liveness_artifact=layout.relative(layout.heartbeat_path(W)),
+    )
     h = judge(layout, now=now, max_idle=120, grace=30)
     assert h.healthy, h.reason
     assert h.heartbeat_age is None  # the old file is not counted as this attempt's artifact
@@ -183,7 +195,14 @@ def test_wait_notices_a_landed_result_within_a_tenth_of_a_second(project):
     layout, _ = make_run(project, ["claude", "codex"])
     now = time.time()
     for w in ("claude-analyst", "codex-analyst"):
-        set_dispatch(layout, w, status="in-progress", started_at=iso(now), liveness_artifact=layout.relative(layout.heartbeat_path(w)), **me())
+        set_dispatch(
+            layout,
+            w,
+            status="in-progress",
+            started_at=iso(now),
+            liveness_artifact=layout.relative(layout.heartbeat_path(w)),
+            **me(),
+        )
         beat(layout, w)
     fsio.atomic_write(layout.result_path("codex-analyst"), "early\n")
     set_dispatch(layout, "codex-analyst", status="completed")
@@ -256,8 +275,12 @@ def test_wait_refuses_a_dispatch_without_a_recorded_result_path(project):
 
 def test_a_sigkilled_worker_run_is_unhealthy_at_once(project):
     layout, _ = make_run(project)
-    proc = subprocess.Popen([sys.executable, str(BIN / "worker-run"), "--run-manifest", str(layout.manifest), "--worker", W],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=fakes_env(OKSTRA_FAKE_MODE="hang"))
+    proc = subprocess.Popen(
+        [sys.executable, str(BIN / "worker-run"), "--run-manifest", str(layout.manifest), "--worker", W],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=fakes_env(OKSTRA_FAKE_MODE="hang"),
+    )
     sel = liveness.select_run(str(layout.manifest), [], newest_only=False)
     end = time.monotonic() + 15
     while time.monotonic() < end and not layout.heartbeat_path(W).exists():

@@ -17,14 +17,31 @@ from okstra.team import output
 FAKES = Path(__file__).resolve().parents[2] / "fakes"
 
 CLAUDE_OK = {
-    "type": "result", "subtype": "success", "is_error": False, "duration_ms": 1234, "num_turns": 3,
-    "result": "## Finding\nAll good.", "stop_reason": "end_turn", "session_id": "s1", "total_cost_usd": 0.012,
+    "type": "result",
+    "subtype": "success",
+    "is_error": False,
+    "duration_ms": 1234,
+    "num_turns": 3,
+    "result": "## Finding\nAll good.",
+    "stop_reason": "end_turn",
+    "session_id": "s1",
+    "total_cost_usd": 0.012,
     "usage": {"input_tokens": 10, "output_tokens": 200, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 5000},
     "modelUsage": {
-        "claude-sonnet-4-5": {"inputTokens": 10, "outputTokens": 200, "cacheReadInputTokens": 5000,
-                              "cacheCreationInputTokens": 0, "costUSD": 0.01},
-        "claude-haiku-4-5": {"inputTokens": 5, "outputTokens": 7, "cacheReadInputTokens": 0,
-                             "cacheCreationInputTokens": 100, "costUSD": 0.002},
+        "claude-sonnet-4-5": {
+            "inputTokens": 10,
+            "outputTokens": 200,
+            "cacheReadInputTokens": 5000,
+            "cacheCreationInputTokens": 0,
+            "costUSD": 0.01,
+        },
+        "claude-haiku-4-5": {
+            "inputTokens": 5,
+            "outputTokens": 7,
+            "cacheReadInputTokens": 0,
+            "cacheCreationInputTokens": 100,
+            "costUSD": 0.002,
+        },
     },
     "permission_denials": [],
 }
@@ -51,8 +68,12 @@ def test_claude_api_error_is_judged_by_is_error_not_subtype():
 
 
 def test_claude_rate_limit_reads_as_rate_limited():
-    doc = dict(CLAUDE_OK, is_error=True, api_error_status=429,
-               result='API Error: 429 {"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}')
+    doc = dict(
+        CLAUDE_OK,
+        is_error=True,
+        api_error_status=429,
+        result='API Error: 429 {"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}',
+    )
     got = output.parse("claude-json", json.dumps(doc), "", 1)
     assert got.rate_limited
     assert output.judge(got, 1, "").reason == "rate-limited"
@@ -64,17 +85,22 @@ def test_claude_success_that_mentions_429_in_its_answer_is_not_a_rate_limit():
     assert verdict.completed and verdict.answer.startswith("The handler")
 
 
-CODEX = "\n".join(json.dumps(e) for e in [
-    {"type": "thread.started", "thread_id": "t1"},
-    {"type": "turn.started"},
-    {"type": "item.completed", "item": {"id": "i0", "type": "agent_message", "text": "first"}},
-    {"type": "turn.completed", "usage": {"input_tokens": 100, "cached_input_tokens": 50, "output_tokens": 10}},
-    {"type": "turn.started"},
-    {"type": "item.completed", "item": {"id": "i1", "type": "error", "text": "warning: a mere warning"}},
-    {"type": "item.completed", "item": {"id": "i2", "type": "agent_message", "text": "final answer"}},
-    {"type": "turn.completed", "usage": {"input_tokens": 24763, "cached_input_tokens": 24448, "output_tokens": 122,
-                                         "reasoning_output_tokens": 64}},
-])
+CODEX = "\n".join(
+    json.dumps(e)
+    for e in [
+        {"type": "thread.started", "thread_id": "t1"},
+        {"type": "turn.started"},
+        {"type": "item.completed", "item": {"id": "i0", "type": "agent_message", "text": "first"}},
+        {"type": "turn.completed", "usage": {"input_tokens": 100, "cached_input_tokens": 50, "output_tokens": 10}},
+        {"type": "turn.started"},
+        {"type": "item.completed", "item": {"id": "i1", "type": "error", "text": "warning: a mere warning"}},
+        {"type": "item.completed", "item": {"id": "i2", "type": "agent_message", "text": "final answer"}},
+        {
+            "type": "turn.completed",
+            "usage": {"input_tokens": 24763, "cached_input_tokens": 24448, "output_tokens": 122, "reasoning_output_tokens": 64},
+        },
+    ]
+)
 
 
 def test_codex_takes_the_last_turn_usage_and_prefers_the_answer_file():
@@ -90,20 +116,34 @@ def test_codex_without_answer_file_takes_the_last_agent_message():
 
 def test_codex_usage_limit_is_rate_limited():
     text = "You've hit your usage limit. Upgrade to Pro, or try again in 2 hours."
-    out = "\n".join(json.dumps(e) for e in [
-        {"type": "thread.started", "thread_id": "t"}, {"type": "error", "message": text},
-        {"type": "turn.failed", "error": {"message": text}}])
+    out = "\n".join(
+        json.dumps(e)
+        for e in [
+            {"type": "thread.started", "thread_id": "t"},
+            {"type": "error", "message": text},
+            {"type": "turn.failed", "error": {"message": text}},
+        ]
+    )
     got = output.parse("codex-jsonl", out, "", 1)
     assert got.rate_limited and output.judge(got, 1, "").reason == "rate-limited"
 
 
 GEMINI = {
-    "session_id": "g1", "response": "gemini answer",
-    "stats": {"models": {
-        "gemini-2.5-pro": {"api": {"totalRequests": 2}, "tokens": {"input": 70, "prompt": 100, "candidates": 20, "total": 130,
-                                                                    "cached": 30, "thoughts": 10, "tool": 0}},
-        "gemini-2.5-flash": {"tokens": {"input": 5, "prompt": 5, "candidates": 1, "total": 6, "cached": 0, "thoughts": 0, "tool": 0}},
-    }, "tools": {}, "files": {}},
+    "session_id": "g1",
+    "response": "gemini answer",
+    "stats": {
+        "models": {
+            "gemini-2.5-pro": {
+                "api": {"totalRequests": 2},
+                "tokens": {"input": 70, "prompt": 100, "candidates": 20, "total": 130, "cached": 30, "thoughts": 10, "tool": 0},
+            },
+            "gemini-2.5-flash": {
+                "tokens": {"input": 5, "prompt": 5, "candidates": 1, "total": 6, "cached": 0, "thoughts": 0, "tool": 0}
+            },
+        },
+        "tools": {},
+        "files": {},
+    },
 }
 
 
@@ -120,13 +160,19 @@ def test_gemini_quota_error_is_rate_limited():
 
 
 def test_grok_and_kimi_report_no_usage():
-    grok = output.parse("grok-json", json.dumps({"text": "grok says", "stopReason": "EndTurn", "sessionId": "s", "requestId": "r"}))
+    grok = output.parse(
+        "grok-json", json.dumps({"text": "grok says", "stopReason": "EndTurn", "sessionId": "s", "requestId": "r"})
+    )
     assert grok.answer == "grok says" and grok.usage is None
-    kimi_out = "\n".join(json.dumps(e) for e in [
-        {"role": "assistant", "content": "thinking", "tool_calls": [{"id": "c1"}]},
-        {"role": "tool", "tool_call_id": "c1", "content": "tool output"},
-        {"role": "assistant", "content": [{"type": "text", "text": "kimi "}, {"type": "text", "text": "answer"}]},
-        {"role": "meta", "type": "session.resume_hint", "session_id": "k", "command": "kimi -r k"}])
+    kimi_out = "\n".join(
+        json.dumps(e)
+        for e in [
+            {"role": "assistant", "content": "thinking", "tool_calls": [{"id": "c1"}]},
+            {"role": "tool", "tool_call_id": "c1", "content": "tool output"},
+            {"role": "assistant", "content": [{"type": "text", "text": "kimi "}, {"type": "text", "text": "answer"}]},
+            {"role": "meta", "type": "session.resume_hint", "session_id": "k", "command": "kimi -r k"},
+        ]
+    )
     kimi = output.parse("kimi-stream-json", kimi_out)
     assert kimi.answer == "kimi answer" and kimi.usage is None
 
@@ -161,17 +207,21 @@ def test_no_output_ever_crashes_a_parser(text):
         output.judge(got, 0, text)
 
 
-@pytest.mark.parametrize("binary,fmt,extra", [
-    ("claude", "claude-json", ["--model", "m", "--output-format", "json", "--permission-mode", "acceptEdits"]),
-    ("gemini", "gemini-json", ["-m", "m", "--output-format", "json", "--approval-mode", "auto_edit", "--skip-trust"]),
-    ("grok", "grok-json", ["-m", "m", "--output-format", "json", "--always-approve", "--no-auto-update"]),
-    ("kimi", "kimi-stream-json", ["-m", "m", "--output-format", "stream-json"]),
-])
+@pytest.mark.parametrize(
+    "binary,fmt,extra",
+    [
+        ("claude", "claude-json", ["--model", "m", "--output-format", "json", "--permission-mode", "acceptEdits"]),
+        ("gemini", "gemini-json", ["-m", "m", "--output-format", "json", "--approval-mode", "auto_edit", "--skip-trust"]),
+        ("grok", "grok-json", ["-m", "m", "--output-format", "json", "--always-approve", "--no-auto-update"]),
+        ("kimi", "kimi-stream-json", ["-m", "m", "--output-format", "stream-json"]),
+    ],
+)
 @pytest.mark.parametrize("mode", ["ok", "rate-limit"])
 def test_the_fakes_output_parses_like_the_real_cli(binary, fmt, extra, mode, tmp_path):
     env = dict(os.environ, OKSTRA_FAKE_MODE=mode)
-    done = subprocess.run([str(FAKES / binary), "-p", "**Task Type:** `analysis`", *extra], capture_output=True,
-                          text=True, env=env, timeout=30)
+    done = subprocess.run(
+        [str(FAKES / binary), "-p", "**Task Type:** `analysis`", *extra], capture_output=True, text=True, env=env, timeout=30
+    )
     verdict = output.judge(output.parse(fmt, done.stdout, done.stderr, done.returncode), done.returncode, done.stderr)
     if mode == "ok":
         assert verdict.completed and "analysis" in verdict.answer
@@ -182,8 +232,23 @@ def test_the_fakes_output_parses_like_the_real_cli(binary, fmt, extra, mode, tmp
 
 def test_the_codex_fake_writes_the_answer_file(tmp_path):
     answer = tmp_path / "answer.txt"
-    done = subprocess.run([str(FAKES / "codex"), "exec", "--skip-git-repo-check", "--json", "-s", "workspace-write",
-                           "-m", "gpt-5", "-o", str(answer), "**Task Type:** verification"],
-                          capture_output=True, text=True, timeout=30)
+    done = subprocess.run(
+        [
+            str(FAKES / "codex"),
+            "exec",
+            "--skip-git-repo-check",
+            "--json",
+            "-s",
+            "workspace-write",
+            "-m",
+            "gpt-5",
+            "-o",
+            str(answer),
+            "**Task Type:** verification",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     got = output.parse("codex-jsonl", done.stdout, done.stderr, done.returncode, answer.read_text())
     assert "verification" in got.answer and got.usage.input_tokens > got.usage.cached_tokens > 0

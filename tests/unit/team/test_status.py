@@ -46,14 +46,32 @@ def test_the_table_shows_each_worker_with_its_evidence(project, monkeypatch, cap
 
 def test_explain_lists_the_evidence(project, capsys):
     run = prepare(project, workers=("claude",), backend="cli-wrapper")
-    team_state.update_dispatch(run.team_state_path, "claude", 1, lambda d: d.evolve(
-        status="error", started_at="2026-11-30T12:00:00Z", finished_at="2026-11-30T12:01:30Z", exit_code=1,
-        pid=999999, reason="rate-limited", usage=Usage(10, 20, 5)))
+    team_state.update_dispatch(
+        run.team_state_path,
+        "claude",
+        1,
+        lambda d: d.evolve(
+            status="error",
+            started_at="2026-11-30T12:00:00Z",
+            finished_at="2026-11-30T12:01:30Z",
+            exit_code=1,
+            pid=999999,
+            reason="rate-limited",
+            usage=Usage(10, 20, 5),
+        ),
+    )
     assert team_status.main(["--run-manifest", str(run.manifest_path), "--explain", "claude"]) == 0
     out = capsys.readouterr().out
-    for expected in ["startedAt      2026-11-30T12:00:00Z", "exit code      1", "reason         rate-limited",
-                     "pid            999999 (not running", "result", "absent", "unhealthy: ended error: rate-limited",
-                     "10 in / 20 out (5 cached)"]:
+    for expected in [
+        "startedAt      2026-11-30T12:00:00Z",
+        "exit code      1",
+        "reason         rate-limited",
+        "pid            999999 (not running",
+        "result",
+        "absent",
+        "unhealthy: ended error: rate-limited",
+        "10 in / 20 out (5 cached)",
+    ]:
         assert expected in out, expected
     rows = status.table(run)
     assert rows[0].age == 90.0

@@ -21,14 +21,19 @@ from okstra.team import liveness
 def worker_run(layout, worker, *args, env=None, timeout=60):
     return subprocess.run(
         [sys.executable, str(BIN / "worker-run"), "--run-manifest", str(layout.manifest), "--worker", worker, *args],
-        capture_output=True, text=True, env=env or fakes_env(), timeout=timeout,
+        capture_output=True,
+        text=True,
+        env=env or fakes_env(),
+        timeout=timeout,
     )
 
 
 def start_worker_run(layout, worker, env):
     return subprocess.Popen(
         [sys.executable, str(BIN / "worker-run"), "--run-manifest", str(layout.manifest), "--worker", worker],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=env,
     )
 
 
@@ -96,7 +101,7 @@ def test_the_provider_gets_its_environment_cwd_and_the_prompt_as_one_argument(tm
     subprocess.run(["git", "init", "-q", str(root)], check=True)
     monkeypatch.chdir(root)
     layout, _ = make_run(root.resolve(), ["claude"])
-    hostile = '**Task Type:** `analysis`\n; $(touch pwned2) `touch pwned3` "quoted" \'single\' && rm -rf /nonexistent'
+    hostile = "**Task Type:** `analysis`\n; $(touch pwned2) `touch pwned3` \"quoted\" 'single' && rm -rf /nonexistent"
     layout.prompt_path("claude-analyst").write_text(hostile)
     log = tmp_path / "argv.jsonl"
     done = worker_run(layout, "claude-analyst", env=fakes_env(OKSTRA_FAKE_ARGV_LOG=str(log)))
@@ -108,7 +113,9 @@ def test_the_provider_gets_its_environment_cwd_and_the_prompt_as_one_argument(tm
     env = call["env"]
     assert env["OKSTRA_RUN_ID"] == layout.run_id and env["OKSTRA_WORKER_ID"] == "claude-analyst"
     assert env["OKSTRA_WORKER_ROLE"] == "analyst" and Path(env["OKSTRA_PROJECT_ROOT"]) == root.resolve()
-    assert env["OKSTRA_RESULT_PATH"] == str(layout.result_path("claude-analyst")) and Path(env["OKSTRA_RESULT_PATH"]).is_absolute()
+    assert (
+        env["OKSTRA_RESULT_PATH"] == str(layout.result_path("claude-analyst")) and Path(env["OKSTRA_RESULT_PATH"]).is_absolute()
+    )
     assert env["OKSTRA_EVIDENCE_DIR"] == str(layout.evidence_dir("claude-analyst"))
     assert not any(p.name.startswith("pwned") for p in [*root.rglob("*"), *tmp_path.iterdir()])
 
@@ -246,23 +253,34 @@ def test_a_dispatch_without_a_recorded_result_path_is_refused(project):
     assert done.returncode == 2 and "no recorded resultPath" in done.stderr
 
 
-@pytest.mark.parametrize("args,message", [
-    (["--worker", "Bad;id"], "is not a worker id"),
-    (["--worker", "nobody"], "no dispatch for worker 'nobody'"),
-    (["--worker", "claude-analyst", "--attempt", "0"], "--attempt"),
-])
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["--worker", "Bad;id"], "is not a worker id"),
+        (["--worker", "nobody"], "no dispatch for worker 'nobody'"),
+        (["--worker", "claude-analyst", "--attempt", "0"], "--attempt"),
+    ],
+)
 def test_bad_arguments_exit_2_with_one_line(project, args, message):
     layout, _ = make_run(project, ["claude"])
-    done = subprocess.run([sys.executable, str(BIN / "worker-run"), "--run-manifest", str(layout.manifest), *args],
-                          capture_output=True, text=True, timeout=30)
+    done = subprocess.run(
+        [sys.executable, str(BIN / "worker-run"), "--run-manifest", str(layout.manifest), *args],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert done.returncode == 2 and message in done.stderr and len(done.stderr.strip().splitlines()) == 1
 
 
 def test_a_manifest_outside_a_run_folder_is_refused(project, tmp_path):
     stray = tmp_path / "run-manifest.json"
     stray.write_text("{}")
-    done = subprocess.run([sys.executable, str(BIN / "worker-run"), "--run-manifest", str(stray), "--worker", "x"],
-                          capture_output=True, text=True, timeout=30)
+    done = subprocess.run(
+        [sys.executable, str(BIN / "worker-run"), "--run-manifest", str(stray), "--worker", "x"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert done.returncode == 2 and "is not a run manifest" in done.stderr
 
 

@@ -1,4 +1,4 @@
-"""One small interface for the three terminal backends (SPEC §6).
+"""One small interface for the three terminal backends (DESIGN §6).
 
 `for_manifest()` is the only place that branches on the manifest's
 `terminalBackend`; everything else talks to a `Backend`:

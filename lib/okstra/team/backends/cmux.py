@@ -1,4 +1,4 @@
-"""The `cmux-pane` backend: workers in cmux terminal surfaces (SPEC §6, ecosystem.md §5).
+"""The `cmux-pane` backend: workers in cmux terminal surfaces (DESIGN §6, ecosystem.md §5).
 
 cmux's CLI changes between releases, so this adapter stays thin: the first
 worker gets a new pane to the right of the lead (`new-pane --type terminal

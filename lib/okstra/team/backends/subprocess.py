@@ -1,4 +1,4 @@
-"""The `cli-wrapper` backend: each worker a detached background process, no pane (SPEC §6).
+"""The `cli-wrapper` backend: each worker a detached background process, no pane (DESIGN §6).
 
 A worker runs in its own session and process group (so teardown can signal
 the whole group and a closed terminal does not take it down), with stdin

@@ -1,4 +1,4 @@
-"""The `tmux-pane` backend: workers in real tmux panes beside the lead's (SPEC §6).
+"""The `tmux-pane` backend: workers in real tmux panes beside the lead's (DESIGN §6).
 
 This module is the one place that knows tmux's command line. What it relies
 on (ecosystem.md §6, verified on tmux 3.3a):
@@ -132,8 +132,13 @@ class TmuxBackend(Backend):
         lead = self.lead()
         probe = self.call(
             [
-                ["display-message", "-p", "-t", lead, "#{window_id}\t#{session_id}\t#{pane_width}\t#{pane_height}\t"
-                 "#{window_height}\t#{" + TAG_LEAD_WIDTH + "}"],
+                [
+                    "display-message",
+                    "-p",
+                    "-t",
+                    lead,
+                    "#{window_id}\t#{session_id}\t#{pane_width}\t#{pane_height}\t#{window_height}\t#{" + TAG_LEAD_WIDTH + "}",
+                ],
                 ["list-panes", "-t", lead, "-f", "#{pane_active}", "-F", "#{pane_id}"],
                 ["list-windows", "-t", lead, "-f", "#{window_active}", "-F", "#{window_id}"],
                 ["show-options", "-wqv", "-t", lead, "remain-on-exit"],
@@ -175,14 +180,19 @@ class TmuxBackend(Backend):
                     head = continues
                     remaining -= rows + 1
                 tail = ["-P", "-F", _NEW_PANE_FORMAT, *env_args, *shell_command(spec.argv, spec.cwd)]
-                per_pane.append((continues, [
-                    [*head, *tail],
-                    ["set-option", "-p", "remain-on-exit", "on"],
-                    ["set-option", "-p", TAG_RUN, self.run_id],
-                    ["set-option", "-p", TAG_WORKER, spec.worker_id],
-                    ["set-option", "-p", TAG_KIND, spec.kind],
-                    ["select-pane", "-T", format_literal(spec.title)],
-                ]))
+                per_pane.append(
+                    (
+                        continues,
+                        [
+                            [*head, *tail],
+                            ["set-option", "-p", "remain-on-exit", "on"],
+                            ["set-option", "-p", TAG_RUN, self.run_id],
+                            ["set-option", "-p", TAG_WORKER, spec.worker_id],
+                            ["set-option", "-p", TAG_KIND, spec.kind],
+                            ["select-pane", "-T", format_literal(spec.title)],
+                        ],
+                    )
+                )
         restore = [
             ["set-option", "-w", "-t", lead, "remain-on-exit", window_remain]
             if window_remain
@@ -219,7 +229,7 @@ class TmuxBackend(Backend):
             if batch_specs and size + cost > MAX_CALL_BYTES:
                 flush(final=False)
             if not batch_specs and continues is not None and launched:
-                commands = [[*continues, "-t", launched[-1].pane_id or lead, *commands[0][len(continues):]], *commands[1:]]
+                commands = [[*continues, "-t", launched[-1].pane_id or lead, *commands[0][len(continues) :]], *commands[1:]]
             batch += commands
             batch_specs.append(spec)
             size += cost
