@@ -31,6 +31,10 @@ setup() {
   assert_success
   refute_output --partial '"in-progress"'
   grep -q '"finalStatus": "completed"' .okstra/runs/demo--greeting--r001/run-manifest.json
+  # okstra's run files stay out of git: nothing under .okstra/ is untracked or staged.
+  run git status --porcelain --untracked-files=all
+  assert_success
+  refute_output --partial ".okstra"
 }
 
 @test "the demo leaves no worker process behind" {

@@ -125,3 +125,36 @@ json_get() { python3 -c 'import json, sys; print(json.load(sys.stdin)[sys.argv[1
   [[ "$stderr" == "render-bundle: $PROJECT/.okstra/config.yaml: not valid YAML at line "* ]]
   [ "$(tree_snapshot .okstra)" = "$before" ]
 }
+
+@test "the first run keeps .okstra/ out of git through .git/info/exclude and says so once" {
+  run --separate-stderr render-bundle --task-key feature/demo --task-type analysis --workers claude
+  assert_success
+  [ "$stderr" = "render-bundle: added .okstra/ to $PROJECT/.git/info/exclude: git leaves okstra's run files alone" ]
+  grep -qx '.okstra/' "$PROJECT/.git/info/exclude"
+  [ ! -e "$PROJECT/.gitignore" ]
+  run git -C "$PROJECT" status --porcelain --untracked-files=all
+  assert_output ""
+  run --separate-stderr render-bundle --task-key feature/demo --task-type analysis --workers claude
+  assert_success
+  [ "$stderr" = "" ]
+  [ "$(grep -cx '.okstra/' "$PROJECT/.git/info/exclude")" -eq 1 ]
+}
+
+@test "--gitignore puts .okstra/ in the project's .gitignore instead, keeping its lines" {
+  printf 'node_modules/' > "$PROJECT/.gitignore"
+  run --separate-stderr render-bundle --task-key feature/demo --task-type analysis --workers claude --gitignore
+  assert_success
+  [ "$stderr" = "render-bundle: added .okstra/ to $PROJECT/.gitignore: git leaves okstra's run files alone" ]
+  [ "$(cat "$PROJECT/.gitignore")" = "$(printf 'node_modules/\n.okstra/')" ]
+  run grep -c okstra "$PROJECT/.git/info/exclude"
+  assert_output "0"
+}
+
+@test "a project whose .gitignore already ignores .okstra/ is left as it is" {
+  printf '.okstra/\n' > "$PROJECT/.gitignore"
+  exclude_before=$(cat "$PROJECT/.git/info/exclude")
+  run --separate-stderr render-bundle --task-key feature/demo --task-type analysis --workers claude
+  assert_success
+  [ "$stderr" = "" ]
+  [ "$(cat "$PROJECT/.git/info/exclude")" = "$exclude_before" ]
+}

@@ -6,7 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from okstra.core import cli, paths
+from okstra.core import cli, git_exclude, paths
 from okstra.core.errors import InputError
 from okstra.run import bundle
 
@@ -38,6 +38,9 @@ def _run(args: argparse.Namespace) -> int:
         lead_pane=args.lead_pane,
     )
     result = bundle.render(root, request)
+    ignore_file = git_exclude.ensure_excluded(root, ".okstra/", gitignore=args.gitignore)
+    if ignore_file is not None:
+        cli.say(PROG, f"added .okstra/ to {ignore_file}: git leaves okstra's run files alone")
     doc = result.to_dict()
     if args.json:
         cli.emit_json(doc)
@@ -62,5 +65,6 @@ def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
     parser.add_argument("--plan")
     parser.add_argument("--lead-pane")
     parser.add_argument("--project-root")
+    parser.add_argument("--gitignore", action="store_true")
     parser.add_argument("--json", action="store_true")
     return cli.run(PROG, lambda: _run(parser.parse_args(argv)))
