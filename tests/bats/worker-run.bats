@@ -49,7 +49,7 @@ set_field() { # <worker> <field> <json value>
   prepare codex
   OKSTRA_FAKE_MODE_CODEX=rate-limit run worker-run --run-manifest "$M" --worker codex
   assert_failure 1
-  [ "$(field codex reason)" = rate-limited ]
+  [[ "$(field codex reason)" == "rate-limited: You"*"usage limit"* ]]
 }
 
 @test "SIGTERM kills the provider's process group and records the signal" {

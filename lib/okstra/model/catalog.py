@@ -20,7 +20,15 @@ from typing import Any
 from okstra.core.errors import RefusedError
 
 PLACEHOLDERS = ("binary", "prompt", "model", "answer_file", "workdir")
-OUTPUT_FORMATS = ("claude-json", "codex-jsonl", "gemini-json", "grok-json", "kimi-stream-json")
+OUTPUT_FORMATS = (
+    "claude-json",
+    "claude-stream-json",
+    "codex-jsonl",
+    "gemini-json",
+    "gemini-stream-json",
+    "grok-json",
+    "kimi-stream-json",
+)
 PROMPT_DELIVERIES = ("argument",)
 RUNNERS = ("native-session", "cli-wrapper")
 _PLACEHOLDER = re.compile(r"\{(" + "|".join(PLACEHOLDERS) + r")\}")

@@ -23,6 +23,22 @@ TERMINAL_STATUSES = frozenset({COMPLETED, TIMEOUT, ERROR, NOT_RUN})
 
 TORN_DOWN_REASON = "torn down before reaching a terminal status"
 
+# The reason class of a provider's rate, usage or quota limit (DESIGN §5). A reason of
+# this class reads "rate-limited: <the provider's own text>[; retry after <what it said>]";
+# failover keys on the class, people read the text. Defined here and nowhere else.
+RATE_LIMITED = "rate-limited"
+
+
+def rate_limited_reason(provider_text: str | None, retry_after: str | None = None) -> str:
+    """A `rate-limited` reason keeping the provider's text and any retry-after it stated."""
+    reason = RATE_LIMITED + (f": {provider_text}" if provider_text else "")
+    return reason + (f"; retry after {retry_after}" if retry_after else "")
+
+
+def is_rate_limited(reason: str | None) -> bool:
+    """True when a recorded reason is of the `rate-limited` class."""
+    return bool(reason) and (reason == RATE_LIMITED or str(reason).startswith(RATE_LIMITED + ":"))
+
 
 def is_terminal(status: str) -> bool:
     return status in TERMINAL_STATUSES

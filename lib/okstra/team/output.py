@@ -1,7 +1,9 @@
-"""What a provider CLI printed: its answer, its token usage, and whether it failed.
+"""What a provider CLI printed: its answer, usage, served model, denials, and whether it failed.
 
-One parser per catalog `outputFormat` (reference/ecosystem.md §4, "Observed on the
-real CLIs"). Each returns an `Outcome`; `worker_run` decides the dispatch status.
+One parser per catalog `outputFormat` (docs/DESIGN.md §5; the streams as the real
+CLIs print them). Each returns an `Outcome`; `judge` turns it and the exit code
+into a `Verdict`; `worker_run` decides what lands where. `parse_event` reads one
+line of a stream as it arrives (for activity, retries and feeds).
 
 Token usage is normalised into `model.dispatch.Usage`:
 - `input_tokens`: every prompt token the model read, cached ones included;
@@ -9,14 +11,21 @@ Token usage is normalised into `model.dispatch.Usage`:
 - `output_tokens`: every generated token, reasoning/thinking included;
 - `cost_usd`: only where the CLI reports it (claude's `total_cost_usd`).
 
-claude   one JSON result object. Failure is `is_error` or a non-zero exit, never
-         `subtype` (an API error still says `"success"`). Usage from `modelUsage`
-         summed over models (covers subagents), else `usage`.
-codex    JSONL events. Answer from the `-o` file, else the last `agent_message`;
-         usage from the **last** `turn.completed` (thread totals are cumulative);
-         `turn.failed` / `error` events carry the failure.
-gemini   one JSON object: `response`, `stats.models[*].tokens` summed, `error`.
-grok     one JSON object `{text, stopReason, ...}`; no usage (None = unknown).
+Failure is judged from the stream the CLI reports it on, never from a banner:
+claude   the `result` object (json, or the last stream-json line): `is_error` +
+         `api_error_status` + the exit code, never `subtype` (an API error still
+         says "success"). Usage and the served model from `modelUsage`, denied
+         writes from `permission_denials`.
+codex    JSONL: only `turn.failed` (and a non-zero exit) is a failure; top-level
+         `error` events are retries ("Reconnecting... n/5"), `error` items are
+         warnings; stderr always ends "Reading additional input from stdin...".
+         Usage from the last `turn.completed` (thread totals are cumulative).
+         No served model in its output.
+gemini   json (one object) or stream-json (events, `result` last). Its error
+         object goes to **stderr** after stack traces, stdout empty; retries are
+         stderr lines "Attempt N failed with status 429...". Usage and the served
+         model from `stats.models` (keyed by the model that served).
+grok     json `{text, stopReason, ...}`; no usage, no served model (unknown).
 kimi     stream-json lines; the answer is the last assistant message; no usage.
 """
 
@@ -24,19 +33,71 @@ from __future__ import annotations
 
 import json
 import re
+import signal
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from okstra.model.dispatch import Usage
+from okstra.model.dispatch import Usage, rate_limited_reason
 
-RATE_LIMITED = "rate-limited"
 NO_ANSWER = "no answer in output"
+EXCERPT = 200  # characters of an event's text kept in its record
+
+# Event kinds: the provider started, wrote a message, used a tool, is retrying a
+# failed request, reported an error or a warning, gave its result; any other line
+# is `log`, a known banner is `noise` (not activity).
+START, MESSAGE, TOOL, RETRY, ERROR, WARNING, RESULT, LOG, NOISE = (
+    "start",
+    "message",
+    "tool",
+    "retry",
+    "error",
+    "warning",
+    "result",
+    "log",
+    "noise",
+)
+EVENT_KINDS = (START, MESSAGE, TOOL, RETRY, ERROR, WARNING, RESULT, LOG, NOISE)
 
 _RATE_LIMIT = re.compile(
     r"rate[_ ]limit|usage limit|RESOURCE_EXHAUSTED|quota exceeded|too many requests|\b429\b|exhausted your capacity",
     re.IGNORECASE,
 )
+_RETRY_AFTER = re.compile(r"(?:try again in|retry after|retry-after:?|retry in)\s+([^.;,)\]]*\d[^.;,)\]]*)", re.IGNORECASE)
+# Lines every run of a CLI prints on stderr whatever happens: never a failure reason.
+_NOISE = re.compile(
+    r"^(?:Reading additional input from stdin\.\.\.|Warning: 256-color support not detected.*|Ripgrep is not available.*)$"
+)
+_GEMINI_RETRY = re.compile(r"^Attempt \d+ failed with status \d+\. Retrying with backoff")
+_CODEX_RETRY = re.compile(r"^Reconnecting\.\.\.|\bretrying\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Event:
+    """One line of a provider's stream: what it was, an excerpt, and the tokens it states.
+
+    `tokens` is the token total the event itself reports (prompt incl. cached +
+    output: the conversation's size so far), None when it reports none.
+    """
+
+    kind: str
+    text: str
+    tokens: int | None = None
+
+    @property
+    def activity(self) -> bool:
+        return self.kind != NOISE
+
+
+@dataclass(frozen=True)
+class Denial:
+    """A tool call a hook or the permission mode refused (claude `permission_denials`)."""
+
+    tool: str
+    target: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"tool": self.tool, "target": self.target}
 
 
 @dataclass(frozen=True)
@@ -46,20 +107,31 @@ class Outcome:
     `answer` is the final text (None when the output holds none); `usage` None
     means the provider reported none; `error` is the provider's own failure
     message when it reported one; `rate_limited` when that failure is a quota
-    or rate limit.
+    or rate limit (`retry_after` what it said about waiting); `served_model`
+    the model the CLI says served; `denials` the tool calls it was refused;
+    `note` why there is no answer, when that is known.
     """
 
     answer: str | None
     usage: Usage | None
     error: str | None = None
     rate_limited: bool = False
+    retry_after: str | None = None
+    served_model: str | None = None
+    denials: tuple[Denial, ...] = ()
+    note: str | None = None
 
 
 def is_rate_limit(text: str | None) -> bool:
     return bool(text) and bool(_RATE_LIMIT.search(text or ""))
 
 
-def _one_line(text: str, limit: int = 300) -> str:
+def retry_after_of(text: str | None) -> str | None:
+    match = _RETRY_AFTER.search(text or "")
+    return match.group(1).strip() if match else None
+
+
+def _one_line(text: Any, limit: int = 300) -> str:
     flat = " ".join(str(text).split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
@@ -68,51 +140,139 @@ def _int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
-def _json_objects(text: str) -> Iterator[dict[str, Any]]:
-    """Every JSON object in `text`: the whole text first, else one per line."""
-    stripped = text.strip()
-    if not stripped:
-        return
+def _load(line: str) -> dict[str, Any] | None:
     try:
-        whole = json.loads(stripped)
-    except ValueError:
-        whole = None
-    if isinstance(whole, dict):
-        yield whole
-        return
-    for line in stripped.splitlines():
-        line = line.strip()
-        if not line.startswith("{"):
+        doc = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+def _line_at(text: str, pos: int) -> str:
+    start = text.rfind("\n", 0, pos) + 1
+    end = text.find("\n", pos)
+    return text[start : end if end >= 0 else len(text)]
+
+
+def _docs(text: str, pattern: re.Pattern[str], *, last: bool = False) -> Iterator[dict[str, Any]]:
+    """The JSON objects on the lines where `pattern` matches, in order (or last first).
+
+    Only matching lines are decoded: a 100 MB stream is scanned by the regex
+    engine, not line by line in Python (docs/DESIGN.md §13).
+    """
+    positions = [m.start() for m in pattern.finditer(text)]
+    seen: set[int] = set()
+    for pos in reversed(positions) if last else positions:
+        start = text.rfind("\n", 0, pos) + 1
+        if start in seen:
             continue
-        try:
-            doc = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(doc, dict):
+        seen.add(start)
+        doc = _load(_line_at(text, pos).strip())
+        if doc is not None:
             yield doc
 
 
-def _failure(message: str) -> tuple[str, bool]:
-    return _one_line(message), is_rate_limit(message)
+def _type_is(*kinds: str) -> re.Pattern[str]:
+    return re.compile(r'"type"\s*:\s*"(?:' + "|".join(re.escape(k) for k in kinds) + r')"')
+
+
+def _object(text: str) -> dict[str, Any] | None:
+    """The first JSON object that starts a line of `text` and parses from there (may span lines)."""
+    decoder = json.JSONDecoder()
+    for match in re.finditer(r"^\s*\{", text, re.M):
+        try:
+            doc, _ = decoder.raw_decode(text, match.end() - 1)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(doc, dict):
+            return doc
+    return None
+
+
+def _last_object(text: str) -> dict[str, Any] | None:
+    """The last JSON object that starts a line of `text` (an error report after stack traces)."""
+    decoder = json.JSONDecoder()
+    for match in reversed(list(re.finditer(r"^\{", text, re.M))):
+        try:
+            doc, _ = decoder.raw_decode(text, match.start())
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(doc, dict):
+            return doc
+    return None
+
+
+def _why_no_answer(stdout: str, what: str) -> str:
+    stripped = stdout.strip()
+    if not stripped:
+        return "stdout is empty"
+    tail = stripped[stripped.rfind("\n") + 1 :].strip()
+    if tail.startswith("{") and _load(tail) is None:
+        return "stdout ends in a truncated JSON line"
+    return f"{len(stdout.encode('utf-8', 'replace'))} bytes of stdout hold no {what}"
+
+
+def _failure(message: str, *, limited: bool = False, usage: Usage | None = None, **extra: Any) -> Outcome:
+    text = _one_line(message)
+    return Outcome(
+        None,
+        usage,
+        error=text,
+        rate_limited=limited or is_rate_limit(text),
+        retry_after=retry_after_of(text),
+        **extra,
+    )
+
+
+# -- claude --------------------------------------------------------------------------
+
+_CLAUDE_RESULT = _type_is("result")
+_CLAUDE_INIT = re.compile(r'"subtype"\s*:\s*"init"')
 
 
 def parse_claude(stdout: str, stderr: str = "", exit_code: int = 0) -> Outcome:
-    result = None
-    for doc in _json_objects(stdout):
-        if doc.get("type") == "result":
-            result = doc
-    if result is None:
-        return Outcome(None, None)
+    result = next(_docs(stdout, _CLAUDE_RESULT, last=True), None)
+    init = next(_docs(stdout, _CLAUDE_INIT), None) if result is None or not result.get("modelUsage") else None
+    if result is None or result.get("type") != "result":
+        served = init.get("model") if init and isinstance(init.get("model"), str) else None
+        return Outcome(None, None, served_model=served, note=_why_no_answer(stdout, "claude result object"))
     usage = _claude_usage(result)
+    served = _claude_served(result) or (init.get("model") if init and isinstance(init.get("model"), str) else None)
+    denials = _claude_denials(result.get("permission_denials"))
     text = result.get("result") if isinstance(result.get("result"), str) else None
+    status = result.get("api_error_status")
     if result.get("is_error") is True or exit_code != 0:
         message = text or "; ".join(str(e) for e in result.get("errors") or []) or f"is_error ({result.get('subtype')})"
-        if result.get("api_error_status") and str(result["api_error_status"]) not in message:
-            message = f"API error {result['api_error_status']}: {message}"
-        error, limited = _failure(message)
-        limited = limited or result.get("api_error_status") == 429
-        return Outcome(None, usage, error, limited)
-    return Outcome(text if text and text.strip() else None, usage)
+        if status and str(status) not in message:
+            message = f"API error {status}: {message}"
+        return _failure(message, limited=status == 429, usage=usage, served_model=served, denials=denials)
+    answer = text if text and text.strip() else None
+    return Outcome(answer, usage, served_model=served, denials=denials, note=None if answer else "the result text is empty")
+
+
+def _claude_served(result: Mapping[str, Any]) -> str | None:
+    models = result.get("modelUsage")
+    if not isinstance(models, Mapping) or not models:
+        return None
+
+    def weight(item: tuple[str, Any]) -> int:
+        m = item[1] if isinstance(item[1], Mapping) else {}
+        return _int(m.get("outputTokens")) + _int(m.get("inputTokens")) + _int(m.get("cacheReadInputTokens"))
+
+    return str(max(models.items(), key=weight)[0])
+
+
+def _claude_denials(raw: Any) -> tuple[Denial, ...]:
+    if not isinstance(raw, list):
+        return ()
+    found = []
+    for entry in raw:
+        if not isinstance(entry, Mapping):
+            continue
+        tool_input = entry.get("tool_input") if isinstance(entry.get("tool_input"), Mapping) else {}
+        target = next((str(tool_input[k]) for k in ("file_path", "notebook_path", "path", "command") if tool_input.get(k)), None)
+        found.append(Denial(str(entry.get("tool_name") or "unknown"), target))
+    return tuple(found)
 
 
 def _claude_usage(result: Mapping[str, Any]) -> Usage | None:
@@ -137,50 +297,113 @@ def _claude_usage(result: Mapping[str, Any]) -> Usage | None:
     return None if cost is None else Usage(cost_usd=cost)
 
 
+# -- codex ---------------------------------------------------------------------------
+
+_CODEX_TURN_END = _type_is("turn.completed", "turn.failed")
+_CODEX_MESSAGE = _type_is("agent_message")
+
+
 def parse_codex(stdout: str, stderr: str = "", exit_code: int = 0, answer_file_text: str | None = None) -> Outcome:
-    last_message = None
     usage = None
-    error = None
-    for event in _json_objects(stdout):
-        kind = event.get("type")
-        if kind == "item.completed" and isinstance(event.get("item"), Mapping):
-            item = event["item"]
-            if item.get("type") == "agent_message" and isinstance(item.get("text"), str):
-                last_message = item["text"]
-        elif kind == "turn.completed" and isinstance(event.get("usage"), Mapping):
+    failed = None
+    for event in _docs(stdout, _CODEX_TURN_END, last=True):
+        if event.get("type") == "turn.failed" and failed is None and usage is None:
+            err = event.get("error")
+            failed = str(err.get("message")) if isinstance(err, Mapping) and err.get("message") else "turn failed"
+        elif event.get("type") == "turn.completed" and isinstance(event.get("usage"), Mapping):
             u = event["usage"]
             # input_tokens already includes the cached ones; reasoning is part of output.
             usage = Usage(_int(u.get("input_tokens")), _int(u.get("output_tokens")), _int(u.get("cached_input_tokens")), None)
-        elif kind == "turn.failed":
-            err = event.get("error")
-            error = str(err.get("message")) if isinstance(err, Mapping) and err.get("message") else "turn failed"
-        elif kind == "error" and event.get("message") and error is None:
-            error = str(event["message"])
+            break
+    if failed is not None:
+        return _failure(failed, usage=usage)
+    last_message = None
+    for event in _docs(stdout, _CODEX_MESSAGE, last=True):
+        item = event.get("item")
+        if event.get("type") == "item.completed" and isinstance(item, Mapping) and isinstance(item.get("text"), str):
+            last_message = item["text"]
+            break
     answer = answer_file_text if answer_file_text and answer_file_text.strip() else last_message
-    if error is not None:
-        failure, limited = _failure(error)
-        return Outcome(None, usage, failure, limited)
-    return Outcome(answer if answer and answer.strip() else None, usage)
+    answer = answer if answer and answer.strip() else None
+    return Outcome(answer, usage, note=None if answer else _why_no_answer(stdout, "agent_message"))
+
+
+# -- gemini --------------------------------------------------------------------------
+
+_GEMINI_RESULT = _type_is("result")
+_GEMINI_INIT = _type_is("init")
+_GEMINI_ASSISTANT = re.compile(r'"role"\s*:\s*"assistant"')
 
 
 def parse_gemini(stdout: str, stderr: str = "", exit_code: int = 0) -> Outcome:
-    doc = next((d for d in _json_objects(stdout) if "response" in d or "error" in d or "stats" in d), None)
-    if doc is None:
-        return Outcome(None, None)
-    usage = _gemini_usage(doc.get("stats"))
-    err = doc.get("error")
-    if isinstance(err, Mapping) and err:
-        message = str(err.get("message") or err.get("type") or "error")
-        failure, limited = _failure(message)
-        return Outcome(None, usage, failure, limited or err.get("code") == 429)
-    text = doc.get("response")
-    return Outcome(text if isinstance(text, str) and text.strip() else None, usage)
+    """gemini json (one object) and stream-json (events); errors from stderr's error object."""
+    streamed = next(_docs(stdout, _GEMINI_RESULT, last=True), None)
+    if streamed is not None and streamed.get("type") == "result":
+        stats = streamed.get("stats") if isinstance(streamed.get("stats"), Mapping) else {}
+        init = next(_docs(stdout, _GEMINI_INIT), None)
+        served = _gemini_served(stats) or (init.get("model") if init and isinstance(init.get("model"), str) else None)
+        usage = _gemini_usage(stats) or _gemini_flat_usage(stats)
+        err = streamed.get("error")
+        if streamed.get("status") not in (None, "success") or isinstance(err, Mapping):
+            return _gemini_error(
+                err if isinstance(err, Mapping) else {"message": f"status {streamed.get('status')}"}, usage, served
+            )
+        parts = [e.get("content") for e in _docs(stdout, _GEMINI_ASSISTANT) if e.get("type") == "message"]
+        answer = "".join(p for p in parts if isinstance(p, str))
+        return Outcome(
+            answer if answer.strip() else None,
+            usage,
+            served_model=served,
+            note=None if answer.strip() else "no assistant message",
+        )
+    doc = _object(stdout) if stdout.strip() else None
+    if doc is not None and ("response" in doc or "error" in doc or "stats" in doc):
+        usage = _gemini_usage(doc.get("stats"))
+        served = _gemini_served(doc.get("stats"))
+        if isinstance(doc.get("error"), Mapping) and doc["error"]:
+            return _gemini_error(doc["error"], usage, served)
+        text = doc.get("response")
+        answer = text if isinstance(text, str) and text.strip() else None
+        return Outcome(answer, usage, served_model=served, note=None if answer else "the response is empty")
+    reported = _last_object(stderr) if "{" in stderr else None
+    if reported is not None and isinstance(reported.get("error"), Mapping):
+        return _gemini_error(reported["error"], None, None)
+    init = next(_docs(stdout, _GEMINI_INIT), None)
+    served = init.get("model") if init and isinstance(init.get("model"), str) else None
+    return Outcome(None, None, served_model=served, note=_why_no_answer(stdout, "gemini response"))
+
+
+def _gemini_error(err: Mapping[str, Any], usage: Usage | None, served: str | None) -> Outcome:
+    message = str(err.get("message") or err.get("type") or "error")
+    code = err.get("code")
+    if code is not None and str(code) not in message:
+        message = f"{message} (code {code})"
+    return _failure(message, limited=code == 429, usage=usage, served_model=served)
+
+
+def _gemini_models(stats: Any) -> Mapping[str, Any]:
+    if not isinstance(stats, Mapping) or not isinstance(stats.get("models"), Mapping):
+        return {}
+    return {k: v for k, v in stats["models"].items() if isinstance(v, Mapping)}
+
+
+def _gemini_served(stats: Any) -> str | None:
+    models = _gemini_models(stats)
+    if not models:
+        return None
+    main = [k for k, v in models.items() if isinstance(v.get("roles"), Mapping) and "main" in v["roles"]]
+    if main:
+        return str(main[0])
+
+    def weight(item: tuple[str, Mapping[str, Any]]) -> int:
+        tokens = item[1].get("tokens")
+        return _int(tokens.get("total")) if isinstance(tokens, Mapping) else 0
+
+    return str(max(models.items(), key=weight)[0])
 
 
 def _gemini_usage(stats: Any) -> Usage | None:
-    if not isinstance(stats, Mapping) or not isinstance(stats.get("models"), Mapping):
-        return None
-    tokens = [m.get("tokens") for m in stats["models"].values() if isinstance(m, Mapping)]
+    tokens = [m.get("tokens") for m in _gemini_models(stats).values()]
     tokens = [t for t in tokens if isinstance(t, Mapping)]
     if not tokens:
         return None
@@ -190,15 +413,25 @@ def _gemini_usage(stats: Any) -> Usage | None:
     return Usage(prompt, output, cached, None)
 
 
+def _gemini_flat_usage(stats: Mapping[str, Any]) -> Usage | None:
+    if "input_tokens" not in stats and "output_tokens" not in stats:
+        return None
+    return Usage(_int(stats.get("input_tokens")), _int(stats.get("output_tokens")), _int(stats.get("cached")), None)
+
+
+# -- grok, kimi ----------------------------------------------------------------------
+
+
 def parse_grok(stdout: str, stderr: str = "", exit_code: int = 0) -> Outcome:
-    doc = next((d for d in _json_objects(stdout) if "text" in d or "stopReason" in d), None)
-    if doc is None:
-        return Outcome(None, None)
+    doc = _object(stdout) if stdout.strip() else None
+    if doc is None or ("text" not in doc and "stopReason" not in doc):
+        return Outcome(None, None, note=_why_no_answer(stdout, "grok result object"))
     text = doc.get("text")
     stop = doc.get("stopReason")
     if isinstance(stop, str) and stop.lower() in {"cancelled", "canceled", "error", "refusal"}:
         return Outcome(None, None, f"stopped: {stop}")
-    return Outcome(text if isinstance(text, str) and text.strip() else None, None)
+    answer = text if isinstance(text, str) and text.strip() else None
+    return Outcome(answer, None, note=None if answer else "the text is empty")
 
 
 def _content_text(content: Any) -> str | None:
@@ -211,23 +444,28 @@ def _content_text(content: Any) -> str | None:
     return None
 
 
+_KIMI_ASSISTANT = re.compile(r'"role"\s*:\s*"assistant"')
+
+
 def parse_kimi(stdout: str, stderr: str = "", exit_code: int = 0) -> Outcome:
-    answer = None
-    for doc in _json_objects(stdout):
-        if doc.get("role") == "assistant":
-            text = _content_text(doc.get("content"))
-            if text and text.strip():
-                answer = text
-    return Outcome(answer, None)
+    for doc in _docs(stdout, _KIMI_ASSISTANT, last=True):
+        text = _content_text(doc.get("content")) if doc.get("role") == "assistant" else None
+        if text and text.strip():
+            return Outcome(text, None)
+    return Outcome(None, None, note=_why_no_answer(stdout, "assistant message"))
 
 
 PARSERS = {
     "claude-json": parse_claude,
+    "claude-stream-json": parse_claude,
     "codex-jsonl": parse_codex,
     "gemini-json": parse_gemini,
+    "gemini-stream-json": parse_gemini,
     "grok-json": parse_grok,
     "kimi-stream-json": parse_kimi,
 }
+# Formats that print events while the CLI works: their silence means a stall.
+STREAMING = frozenset({"claude-stream-json", "codex-jsonl", "gemini-stream-json", "kimi-stream-json"})
 
 
 def parse(output_format: str, stdout: str, stderr: str = "", exit_code: int = 0, answer_file_text: str | None = None) -> Outcome:
@@ -239,6 +477,173 @@ def parse(output_format: str, stdout: str, stderr: str = "", exit_code: int = 0,
     return PARSERS[output_format](stdout, stderr, exit_code)
 
 
+# -- one line of a stream --------------------------------------------------------------
+
+
+def _excerpt(text: Any) -> str:
+    return _one_line(text, EXCERPT)
+
+
+def _tool_text(name: Any, args: Any) -> str:
+    target = None
+    if isinstance(args, Mapping):
+        target = next((args[k] for k in ("file_path", "path", "command", "pattern", "url") if args.get(k)), None)
+    return _excerpt(f"{name} {target}" if target else str(name))
+
+
+def _claude_event(doc: Mapping[str, Any]) -> Event:
+    kind = doc.get("type")
+    if kind == "system":
+        sub = doc.get("subtype")
+        if sub == "init":
+            return Event(START, _excerpt(f"session started, model {doc.get('model')}"))
+        if sub == "api_retry":
+            what = doc.get("error_status") or doc.get("error") or "error"
+            return Event(RETRY, _excerpt(f"API retry {doc.get('attempt')}/{doc.get('max_retries')} after {what}"))
+        return Event(LOG, _excerpt(f"system {sub}"))
+    if kind in ("assistant", "user"):
+        message = doc.get("message") if isinstance(doc.get("message"), Mapping) else {}
+        usage = message.get("usage") if isinstance(message.get("usage"), Mapping) else None
+        tokens = None
+        if usage:
+            tokens = sum(
+                _int(usage.get(k))
+                for k in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens", "output_tokens")
+            )
+        content = message.get("content")
+        blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
+        for block in blocks:
+            if isinstance(block, Mapping) and block.get("type") == "tool_use":
+                return Event(TOOL, _tool_text(block.get("name"), block.get("input")), tokens)
+            if isinstance(block, Mapping) and block.get("type") == "tool_result":
+                return Event(TOOL, _excerpt("tool result" + (" (error)" if block.get("is_error") else "")), tokens)
+        text = _content_text(content) or ""
+        return Event(MESSAGE, _excerpt(text), tokens)
+    if kind == "result":
+        usage = _claude_usage(doc)
+        tokens = (usage.input_tokens or 0) + (usage.output_tokens or 0) if usage else None
+        if doc.get("is_error") is True:
+            return Event(ERROR, _excerpt(doc.get("result") or doc.get("subtype")), tokens)
+        return Event(RESULT, _excerpt(doc.get("result") or ""), tokens)
+    if kind == "stream_event":
+        return Event(MESSAGE, "")
+    return Event(LOG, _excerpt(kind))
+
+
+def _codex_event(doc: Mapping[str, Any]) -> Event:
+    kind = doc.get("type")
+    if kind in ("thread.started", "turn.started"):
+        return Event(START, str(kind))
+    if kind == "turn.completed":
+        u = doc.get("usage") if isinstance(doc.get("usage"), Mapping) else {}
+        return Event(RESULT, "turn completed", _int(u.get("input_tokens")) + _int(u.get("output_tokens")) if u else None)
+    if kind == "turn.failed":
+        err = doc.get("error")
+        return Event(ERROR, _excerpt(err.get("message") if isinstance(err, Mapping) else "turn failed"))
+    if kind == "error":
+        message = str(doc.get("message") or "error")
+        return Event(RETRY if _CODEX_RETRY.search(message) else ERROR, _excerpt(message))
+    item = doc.get("item") if isinstance(doc.get("item"), Mapping) else None
+    if item is not None:
+        itype = item.get("type")
+        if itype == "agent_message":
+            return Event(MESSAGE, _excerpt(item.get("text") or ""))
+        if itype == "reasoning":
+            return Event(MESSAGE, _excerpt(f"reasoning: {item.get('text') or ''}"))
+        if itype == "error":
+            return Event(WARNING, _excerpt(item.get("message") or item.get("text") or "error item"))
+        if itype == "command_execution":
+            return Event(TOOL, _tool_text("shell", {"command": item.get("command")}))
+        if itype == "file_change":
+            changes = item.get("changes") if isinstance(item.get("changes"), list) else []
+            files = ", ".join(str(c.get("path")) for c in changes if isinstance(c, Mapping))
+            return Event(TOOL, _excerpt(f"edit {files}"))
+        return Event(TOOL if itype in ("mcp_tool_call", "web_search") else MESSAGE, _excerpt(itype))
+    return Event(LOG, _excerpt(kind))
+
+
+def _gemini_event(doc: Mapping[str, Any]) -> Event:
+    kind = doc.get("type")
+    if kind == "init":
+        return Event(START, _excerpt(f"session started, model {doc.get('model')}"))
+    if kind == "message":
+        return Event(MESSAGE, _excerpt(doc.get("content") or ""))
+    if kind == "tool_use":
+        return Event(TOOL, _tool_text(doc.get("tool_name"), doc.get("parameters")))
+    if kind == "tool_result":
+        return Event(TOOL, _excerpt(f"tool result {doc.get('status') or ''}"))
+    if kind == "error":
+        return Event(WARNING if doc.get("severity") == "warning" else ERROR, _excerpt(doc.get("message") or "error"))
+    if kind == "result":
+        stats = doc.get("stats") if isinstance(doc.get("stats"), Mapping) else {}
+        tokens = _int(stats.get("total_tokens")) or None
+        if doc.get("status") not in (None, "success"):
+            err = doc.get("error")
+            return Event(ERROR, _excerpt(err.get("message") if isinstance(err, Mapping) else doc.get("status")), tokens)
+        return Event(RESULT, str(doc.get("status") or "success"), tokens)
+    if "response" in doc or "error" in doc:  # the one object of `--output-format json`
+        return Event(
+            ERROR if isinstance(doc.get("error"), Mapping) else RESULT, _excerpt(doc.get("response") or doc.get("error"))
+        )
+    return Event(LOG, _excerpt(kind))
+
+
+def _kimi_event(doc: Mapping[str, Any]) -> Event:
+    role = doc.get("role")
+    if role == "assistant":
+        calls = doc.get("tool_calls")
+        if isinstance(calls, list) and calls:
+            first = calls[0] if isinstance(calls[0], Mapping) else {}
+            fn = first.get("function") if isinstance(first.get("function"), Mapping) else {}
+            return Event(TOOL, _excerpt(fn.get("name") or "tool call"))
+        return Event(MESSAGE, _excerpt(_content_text(doc.get("content")) or ""))
+    if role == "tool":
+        return Event(TOOL, "tool result")
+    return Event(LOG, _excerpt(doc.get("type") or role))
+
+
+def _grok_event(doc: Mapping[str, Any]) -> Event:
+    if "text" in doc or "stopReason" in doc:
+        return Event(RESULT, _excerpt(doc.get("text") or doc.get("stopReason")))
+    return Event(LOG, _excerpt(doc.get("type") or "event"))
+
+
+_EVENT_READERS = {
+    "claude": _claude_event,
+    "codex": _codex_event,
+    "gemini": _gemini_event,
+    "grok": _grok_event,
+    "kimi": _kimi_event,
+}
+
+
+def parse_event(output_format: str, line: str | bytes, stream: str = "stdout") -> Event | None:
+    """One line a provider printed (on `stream`, "stdout" or "stderr") as an `Event`; None for a blank line.
+
+    Never raises on content: garbage, truncated JSON and undecodable bytes are a
+    `log` event; known banners are `noise`; retry lines are `retry`.
+    """
+    if isinstance(line, bytes):
+        line = line.decode("utf-8", "backslashreplace")
+    text = line.strip()
+    if not text:
+        return None
+    if _NOISE.match(text):
+        return Event(NOISE, _excerpt(text))
+    if stream == "stderr":
+        if _GEMINI_RETRY.match(text):
+            return Event(RETRY, _excerpt(text))
+        return Event(LOG, _excerpt(text))
+    doc = _load(text) if text.startswith("{") else None
+    if doc is None:
+        return Event(LOG, _excerpt(text))
+    reader = _EVENT_READERS.get(output_format.split("-", 1)[0])
+    return reader(doc) if reader else Event(LOG, _excerpt(text))
+
+
+# -- the verdict ------------------------------------------------------------------------
+
+
 @dataclass(frozen=True)
 class Verdict:
     """The terminal status a run earns: `completed` with an answer, or `error` with a reason."""
@@ -247,23 +652,54 @@ class Verdict:
     reason: str | None
     answer: str | None
     usage: Usage | None
+    outcome: Outcome | None = None
 
 
-def judge(outcome: Outcome, exit_code: int, stderr: str) -> Verdict:
+def _last_stderr_line(stderr: str) -> str:
+    """The last stderr line that says something: banners and bare JSON punctuation skipped."""
+    for line in reversed(stderr.splitlines()):
+        line = line.strip()
+        if line and not _NOISE.match(line) and line not in ("}", "{", "]", "[", "},", "],"):
+            return line
+    return ""
+
+
+def signal_name(exit_code: int) -> str | None:
+    """The signal a shell-style exit code 128+N stands for (SIGTERM for 143), for the common ones."""
+    for sig in (signal.SIGTERM, signal.SIGKILL, signal.SIGINT, signal.SIGHUP):
+        if exit_code == 128 + sig:
+            return sig.name
+    return None
+
+
+def judge(outcome: Outcome, exit_code: int, stderr: str, *, killed_by: str | None = None) -> Verdict:
     """Turn a parsed output and the exit code into the dispatch's terminal verdict.
 
-    Reasons: "rate-limited" for a quota/rate limit (reported in the output, or
-    in stderr of a failed run), "provider exited N: <last stderr line>",
-    "provider error: <message>", "no answer in output".
+    Reasons, first that applies: "terminated by SIG… (provider exited N)" when a
+    signal was forwarded (`killed_by`) or the exit code is 128+signal;
+    "rate-limited: <provider text>[; retry after …]"; "provider exited N:
+    <the provider's own error>"; "provider error: <message>"; "no answer in
+    output (<why>)".
     """
-    last = next((line.strip() for line in reversed(stderr.splitlines()) if line.strip()), "")
-    if outcome.rate_limited or (exit_code != 0 and outcome.error is None and is_rate_limit(last)):
-        return Verdict(False, RATE_LIMITED, None, outcome.usage)
+    usage = outcome.usage
+    last = _last_stderr_line(stderr)
+    limited_text = outcome.error if outcome.rate_limited else None
+    if limited_text is None and exit_code != 0 and outcome.error is None and is_rate_limit(last):
+        limited_text = _one_line(last)
+    if killed_by is not None:
+        return Verdict(False, f"terminated by {killed_by} (provider exited {exit_code})", None, usage, outcome)
+    if limited_text is not None:
+        retry_after = outcome.retry_after or retry_after_of(limited_text)
+        return Verdict(False, rate_limited_reason(limited_text, retry_after), None, usage, outcome)
     if exit_code != 0:
-        detail = _one_line(last) if last else (outcome.error or "no error output")
-        return Verdict(False, f"provider exited {exit_code}: {detail}", None, outcome.usage)
+        by_signal = signal_name(exit_code)
+        if by_signal is not None:
+            return Verdict(False, f"terminated by {by_signal} (provider exited {exit_code})", None, usage, outcome)
+        detail = outcome.error or (_one_line(last) if last else "no error output")
+        return Verdict(False, f"provider exited {exit_code}: {detail}", None, usage, outcome)
     if outcome.error is not None:
-        return Verdict(False, f"provider error: {outcome.error}", None, outcome.usage)
+        return Verdict(False, f"provider error: {outcome.error}", None, usage, outcome)
     if outcome.answer is None:
-        return Verdict(False, NO_ANSWER, None, outcome.usage)
-    return Verdict(True, None, outcome.answer, outcome.usage)
+        why = f" ({outcome.note})" if outcome.note else ""
+        return Verdict(False, NO_ANSWER + why, None, usage, outcome)
+    return Verdict(True, None, outcome.answer, usage, outcome)

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from okstra.model.dispatch import Usage
+from okstra.model.dispatch import Usage, is_rate_limited
 from okstra.team import output
 
 FAKES = Path(__file__).resolve().parents[2] / "fakes"
@@ -76,7 +76,7 @@ def test_claude_rate_limit_reads_as_rate_limited():
     )
     got = output.parse("claude-json", json.dumps(doc), "", 1)
     assert got.rate_limited
-    assert output.judge(got, 1, "").reason == "rate-limited"
+    assert is_rate_limited(output.judge(got, 1, "").reason)
 
 
 def test_claude_success_that_mentions_429_in_its_answer_is_not_a_rate_limit():
@@ -125,7 +125,8 @@ def test_codex_usage_limit_is_rate_limited():
         ]
     )
     got = output.parse("codex-jsonl", out, "", 1)
-    assert got.rate_limited and output.judge(got, 1, "").reason == "rate-limited"
+    reason = output.judge(got, 1, "").reason
+    assert got.rate_limited and reason == f"rate-limited: {text}; retry after 2 hours"
 
 
 GEMINI = {
@@ -186,7 +187,7 @@ def test_grok_cancelled_is_an_error():
 def test_garbage_output_has_no_answer(fmt):
     got = output.parse(fmt, "\x1b[2KThinking...\n<<< not json }{\n[1, 2]\n", "", 0)
     assert got.answer is None
-    assert output.judge(got, 0, "").reason == "no answer in output"
+    assert output.judge(got, 0, "").reason.startswith("no answer in output (")
 
 
 def test_a_crash_names_the_exit_code_and_the_last_stderr_line():
@@ -196,7 +197,7 @@ def test_a_crash_names_the_exit_code_and_the_last_stderr_line():
 
 def test_a_failed_run_with_a_rate_limit_on_stderr_is_rate_limited():
     verdict = output.judge(output.parse("kimi-stream-json", ""), 1, "Error: 429 Too Many Requests\n")
-    assert verdict.reason == "rate-limited"
+    assert verdict.reason == "rate-limited: Error: 429 Too Many Requests"
 
 
 @given(st.text())
@@ -227,7 +228,7 @@ def test_the_fakes_output_parses_like_the_real_cli(binary, fmt, extra, mode, tmp
         assert verdict.completed and "analysis" in verdict.answer
         assert (verdict.usage is None) == (binary in ("grok", "kimi"))
     else:
-        assert verdict.reason == "rate-limited"
+        assert is_rate_limited(verdict.reason)
 
 
 def test_the_codex_fake_writes_the_answer_file(tmp_path):
@@ -252,3 +253,196 @@ def test_the_codex_fake_writes_the_answer_file(tmp_path):
     )
     got = output.parse("codex-jsonl", done.stdout, done.stderr, done.returncode, answer.read_text())
     assert "verification" in got.answer and got.usage.input_tokens > got.usage.cached_tokens > 0
+
+
+def lines(*events):
+    return "\n".join(json.dumps(e) for e in events) + "\n"
+
+
+CODEX_BANNER = "2026-12-01T09:00:00Z WARN codex: model metadata\nReading additional input from stdin...\n"
+
+
+def test_codex_reconnects_then_success_is_a_success_not_an_error():
+    out = lines(
+        {"type": "thread.started", "thread_id": "t"},
+        {"type": "turn.started"},
+        {"type": "error", "message": "Reconnecting... 1/5 (stream disconnected before completion)"},
+        {"type": "error", "message": "Reconnecting... 2/5 (stream disconnected before completion)"},
+        {"type": "item.completed", "item": {"id": "i0", "type": "error", "message": "Model metadata for `m` not found"}},
+        {"type": "item.completed", "item": {"id": "i1", "type": "agent_message", "text": "the answer"}},
+        {"type": "turn.completed", "usage": {"input_tokens": 10, "cached_input_tokens": 0, "output_tokens": 3}},
+    )
+    verdict = output.judge(output.parse("codex-jsonl", out, CODEX_BANNER, 0), 0, CODEX_BANNER)
+    assert verdict.completed and verdict.answer == "the answer"
+
+
+def test_codex_failure_reason_is_turn_failed_not_the_stdin_banner():
+    out = lines(
+        {"type": "turn.started"},
+        {"type": "turn.failed", "error": {"message": "unexpected status 500 Internal Server Error: boom"}},
+    )
+    verdict = output.judge(output.parse("codex-jsonl", out, CODEX_BANNER, 1), 1, CODEX_BANNER)
+    assert verdict.reason == "provider exited 1: unexpected status 500 Internal Server Error: boom"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "You\u2019ve hit your usage limit. Upgrade to Pro (https://chatgpt.com/explore/pro) or try again later.",
+        "Quota exceeded. Check your plan and billing details.",
+        "exceeded retry limit, last status: 429 Too Many Requests, request id: abc",
+    ],
+)
+def test_codex_limit_texts_are_rate_limited_and_keep_the_text(text):
+    out = lines({"type": "error", "message": text}, {"type": "turn.failed", "error": {"message": text}})
+    reason = output.judge(output.parse("codex-jsonl", out, CODEX_BANNER, 1), 1, CODEX_BANNER).reason
+    assert reason == f"rate-limited: {text}"
+
+
+GEMINI_429_STDERR = (
+    "Warning: 256-color support not detected. Using a terminal with at least 256-color support is recommended.\n"
+    "Ripgrep is not available. Falling back to GrepTool.\n"
+    "Attempt 1 failed with status 429. Retrying with backoff... ApiError: quota\n"
+    "    at Models.generateContent (file:///gemini/dist/index.js:1:1)\n"
+    + json.dumps(
+        {
+            "session_id": "g",
+            "error": {"type": "Error", "message": "Resource has been exhausted (e.g. check quota). Retry in 41s.", "code": 429},
+        },
+        indent=2,
+    )
+    + "\n"
+)
+
+
+@pytest.mark.parametrize("fmt", ["gemini-json", "gemini-stream-json"])
+def test_gemini_error_json_on_stderr_is_read_and_a_429_is_rate_limited(fmt):
+    got = output.parse(fmt, "", GEMINI_429_STDERR, 173)
+    verdict = output.judge(got, 173, GEMINI_429_STDERR)
+    assert verdict.reason == (
+        "rate-limited: Resource has been exhausted (e.g. check quota). Retry in 41s. (code 429); retry after 41s"
+    )
+
+
+def test_gemini_401_names_the_error_not_a_brace():
+    stderr = "Error: stack\n" + json.dumps({"error": {"type": "Error", "message": "API key not valid", "code": 401}}, indent=2)
+    verdict = output.judge(output.parse("gemini-json", "", stderr, 145), 145, stderr)
+    assert verdict.reason == "provider exited 145: API key not valid (code 401)"
+
+
+def test_a_forwarded_signal_is_named_whatever_the_exit_code():
+    verdict = output.judge(output.parse("gemini-json", "", "", 0), 0, "", killed_by="SIGTERM")
+    assert verdict.reason == "terminated by SIGTERM (provider exited 0)"
+    assert output.judge(output.parse("claude-json", "", "", 143), 143, "").reason == "terminated by SIGTERM (provider exited 143)"
+
+
+def test_claude_served_model_is_the_model_usage_key_and_denials_are_kept():
+    doc = dict(
+        CLAUDE_OK,
+        modelUsage={"claude-opus-4-8": {"inputTokens": 10, "outputTokens": 200}, "claude-haiku-4-5": {"inputTokens": 3}},
+        permission_denials=[
+            {"tool_name": "Write", "tool_use_id": "t1", "tool_input": {"file_path": "/p/README.md", "content": "x"}},
+            {"tool_name": "Bash", "tool_use_id": "t2", "tool_input": {"command": "rm -rf build"}},
+        ],
+    )
+    got = output.parse("claude-json", json.dumps(doc))
+    assert got.served_model == "claude-opus-4-8"
+    assert got.denials == (output.Denial("Write", "/p/README.md"), output.Denial("Bash", "rm -rf build"))
+
+
+def test_claude_429_keeps_the_provider_text():
+    doc = dict(
+        CLAUDE_OK, is_error=True, api_error_status=429, result="API Error: Request rejected (429) · slow down", modelUsage={}
+    )
+    reason = output.judge(output.parse("claude-json", json.dumps(doc), "", 1), 1, "").reason
+    assert reason == "rate-limited: API Error: Request rejected (429) · slow down"
+
+
+def test_claude_stream_json_takes_the_final_result_and_the_init_model():
+    out = lines(
+        {"type": "system", "subtype": "init", "model": "claude-opus-4-8", "session_id": "s"},
+        {"type": "system", "subtype": "api_retry", "attempt": 1, "max_retries": 2, "error_status": 529},
+        {"type": "assistant", "message": {"content": [{"type": "text", "text": "working"}]}},
+        dict(CLAUDE_OK, modelUsage={}, result="done"),
+    )
+    got = output.parse("claude-stream-json", out)
+    assert got.answer == "done" and got.served_model == "claude-opus-4-8"
+
+
+def test_gemini_stream_json_joins_the_deltas_and_reads_the_served_model():
+    out = lines(
+        {"type": "init", "session_id": "g", "model": "gemini-3-pro-preview"},
+        {"type": "message", "role": "user", "content": "prompt"},
+        {"type": "message", "role": "assistant", "content": "part one, ", "delta": True},
+        {"type": "message", "role": "assistant", "content": "part two", "delta": True},
+        {
+            "type": "result",
+            "status": "success",
+            "stats": {
+                "total_tokens": 30,
+                "input_tokens": 20,
+                "output_tokens": 10,
+                "cached": 5,
+                "models": {"gemini-3.1-pro-preview": {"tokens": {"prompt": 20, "candidates": 10, "cached": 5, "total": 30}}},
+            },
+        },
+    )
+    got = output.parse("gemini-stream-json", out)
+    assert got.answer == "part one, part two"
+    assert got.served_model == "gemini-3.1-pro-preview" and got.usage == Usage(20, 10, 5, None)
+
+
+@pytest.mark.parametrize(
+    "fmt,line,stream,kind",
+    [
+        ("codex-jsonl", {"type": "error", "message": "Reconnecting... 1/5 (x)"}, "stdout", "retry"),
+        ("codex-jsonl", {"type": "turn.failed", "error": {"message": "boom"}}, "stdout", "error"),
+        ("codex-jsonl", {"type": "item.completed", "item": {"type": "error", "message": "m"}}, "stdout", "warning"),
+        ("codex-jsonl", {"type": "item.started", "item": {"type": "command_execution", "command": "ls"}}, "stdout", "tool"),
+        ("codex-jsonl", "Reading additional input from stdin...", "stderr", "noise"),
+        ("gemini-stream-json", "Attempt 2 failed with status 429. Retrying with backoff...", "stderr", "retry"),
+        (
+            "gemini-stream-json",
+            {"type": "tool_use", "tool_name": "write_file", "parameters": {"file_path": "a"}},
+            "stdout",
+            "tool",
+        ),
+        ("claude-stream-json", {"type": "system", "subtype": "api_retry", "attempt": 1}, "stdout", "retry"),
+        ("claude-stream-json", {"type": "system", "subtype": "init", "model": "m"}, "stdout", "start"),
+        (
+            "claude-stream-json",
+            {"type": "assistant", "message": {"content": [{"type": "tool_use", "name": "Write"}]}},
+            "stdout",
+            "tool",
+        ),
+        ("kimi-stream-json", {"role": "assistant", "content": "hi"}, "stdout", "message"),
+        ("claude-stream-json", '{"type": "assistant", "mess', "stdout", "log"),
+    ],
+)
+def test_one_event_line_reads_as_a_typed_event(fmt, line, stream, kind):
+    event = output.parse_event(fmt, line if isinstance(line, str) else json.dumps(line), stream)
+    assert event is not None and event.kind == kind
+
+
+def test_an_event_states_its_tokens_and_keeps_a_short_excerpt():
+    done = {"type": "turn.completed", "usage": {"input_tokens": 100, "cached_input_tokens": 50, "output_tokens": 7}}
+    assert output.parse_event("codex-jsonl", json.dumps(done)).tokens == 107
+    long = output.parse_event("kimi-stream-json", json.dumps({"role": "assistant", "content": "word " * 500}))
+    assert len(long.text) <= output.EXCERPT and "\n" not in long.text
+    assert output.parse_event("codex-jsonl", b"\xff\xfe not utf-8\n").kind == "log"
+    assert output.parse_event("codex-jsonl", "  \n") is None
+
+
+@pytest.mark.parametrize("fmt", sorted(output.PARSERS))
+def test_a_truncated_last_line_is_no_answer_saying_so(fmt):
+    out = '{"type": "thread.started"}\n{"type": "result", "result": "half'
+    verdict = output.judge(output.parse(fmt, out, "", 0), 0, "")
+    assert verdict.reason == "no answer in output (stdout ends in a truncated JSON line)"
+
+
+@given(st.binary(max_size=400))
+def test_no_bytes_ever_crash_the_event_reader(data):
+    for fmt in output.PARSERS:
+        for stream in ("stdout", "stderr"):
+            event = output.parse_event(fmt, data, stream)
+            assert event is None or event.kind in output.EVENT_KINDS

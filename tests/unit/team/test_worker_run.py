@@ -136,7 +136,7 @@ def test_a_usage_limit_reads_rate_limited(project, provider):
     done = worker_run(layout, f"{provider}-analyst", env=fakes_env(OKSTRA_FAKE_MODE="rate-limit"))
     assert done.returncode == 1
     d = record(layout, f"{provider}-analyst")
-    assert (d.status, d.reason, d.exit_code) == ("error", "rate-limited", 1)
+    assert (d.status, d.exit_code) == ("error", 1) and d.reason.startswith("rate-limited: ")
     assert not layout.result_path(f"{provider}-analyst").exists()
 
 
@@ -151,7 +151,7 @@ def test_garbage_output_is_no_answer(project):
     layout, _ = make_run(project, ["antigravity"])
     assert worker_run(layout, "antigravity-analyst", env=fakes_env(OKSTRA_FAKE_MODE="garbage")).returncode == 1
     d = record(layout, "antigravity-analyst")
-    assert (d.status, d.reason, d.exit_code) == ("error", "no answer in output", 0)
+    assert (d.status, d.exit_code) == ("error", 0) and d.reason.startswith("no answer in output (")
 
 
 def test_a_fast_worker_still_records_its_exit_status(project, tmp_path):
