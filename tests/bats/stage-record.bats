@@ -54,3 +54,23 @@ LOG=.okstra/tasks/feature/rate-limit/consumers.jsonl
   assert_failure 2
   [[ "$stderr" == *"consumers.jsonl:1: status"* ]]
 }
+
+@test "recording the active stage ends its run: edits outside its paths are allowed again (issue 11 #2)" {
+  load run_helper
+  render-bundle --task-key feature/rate-limit --task-type analysis --workers claude --backend cli-wrapper >/dev/null
+  stage_scope "src/**"
+  [[ "$(guard_edit README.md)" == *'"permissionDecision":"deny"'* ]]
+  run --separate-stderr stage-record --task-key feature/rate-limit --stage 1 --status "done" --head-commit abcdef0
+  assert_success
+  [[ "$stderr" == "stage-record: run feature--rate-limit--r001 ended"* ]]
+  [ ! -e .okstra/active-run.json ]
+  [ -z "$(guard_edit README.md)" ]
+}
+
+@test "recording another stage leaves the active run alone" {
+  load run_helper
+  render-bundle --task-key feature/rate-limit --task-type analysis --workers claude --backend cli-wrapper >/dev/null
+  stage_scope "src/**"
+  stage-record --task-key feature/rate-limit --stage 2 --status failed
+  [ -e .okstra/active-run.json ]
+}

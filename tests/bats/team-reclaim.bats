@@ -66,3 +66,28 @@ teardown() { team_teardown; }
   assert_success
   [[ "$stderr" == "team-reclaim: PROGRESS: phase-gate-cleanup panes=0 "* ]]
 }
+
+@test "lists and counts the closed panes when the width restore fails, with a warning (issue 11 #7)" {
+  prepare_run tmux-pane claude,codex
+  team-dispatch 2>/dev/null
+  wait_status claude completed
+  wait_status codex completed
+  # A lead width tmux refuses (`resize-pane`: width too large) after the panes are closed.
+  tmux -S "$OKSTRA_TMUX_SOCKET" set-option -p -t "$LEAD" @okstra-lead-width 99999999999
+  run --separate-stderr team-reclaim --json
+  assert_success
+  assert_output --partial '"panes": 2'
+  assert_output --partial '"workerId": "claude"'
+  assert_output --partial '"workerId": "codex"'
+  [[ "$stderr" == *"team-reclaim: warning: the lead pane's width was not restored"*"too large"* ]]
+  [[ "$stderr" == *$'\n'"PROGRESS: phase-batch-cleanup panes=2"* ]]
+  [ "$(panes | wc -l)" -eq 1 ]
+}
+
+@test "records the phase in the active run: round boundary, then the user gate" {
+  prepare_run cli-wrapper claude
+  team-reclaim 2>/dev/null
+  grep -q '"phase": "round-boundary"' "$PROJECT/.okstra/active-run.json"
+  team-reclaim --gate 2>/dev/null
+  grep -q '"phase": "user-gate"' "$PROJECT/.okstra/active-run.json"
+}

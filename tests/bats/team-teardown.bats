@@ -87,3 +87,27 @@ teardown() { team_teardown; }
   assert_success
   [[ "$stderr" == "team-teardown: PROGRESS: phase-teardown panes=0 "* ]]
 }
+
+@test "ends the run: the stage's write rules end at once and the reminder says no active run (issue 11 #2)" {
+  load run_helper
+  prepare_run cli-wrapper claude
+  team-dispatch 2>/dev/null
+  wait_status claude completed
+  stage_scope "src/**"
+  [[ "$(guard_edit README.md)" == *'"permissionDecision":"deny"'* ]]
+  run --separate-stderr team-teardown --json
+  assert_success
+  assert_output --partial '"runEnded": true'
+  [[ "$stderr" == *"run feature--demo--r001 ended"* ]]
+  [ ! -e "$PROJECT/.okstra/active-run.json" ]
+  [ -z "$(guard_edit README.md)" ]
+  [[ "$(reminder)" == "okstra: no active run"* ]]
+  grep -q '"phase": "ended"' "$M"
+}
+
+@test "prints the checkpoint alone on a line of its own" {
+  prepare_run cli-wrapper claude
+  run --separate-stderr team-teardown
+  assert_success
+  [[ "$stderr" == *$'\n'"PROGRESS: phase-teardown panes=0"* ]]
+}

@@ -37,11 +37,30 @@ wait_for_child() { # <worker>: print the provider's pid once worker-run started 
   assert_output --partial "gone without a terminal status"
 }
 
-@test "by default probes the active run's dispatches not yet terminal" {
+@test "by default probes every worker of the active run, finished ones included" {
   worker-run --run-manifest "$M" --worker codex >/dev/null 2>&1
   run worker-probe
   assert_success
-  assert_output "claude attempt 1: healthy: pending, not dispatched yet"
+  assert_line "claude attempt 1: healthy: pending, not dispatched yet"
+  assert_line "codex attempt 1: healthy: completed"
+}
+
+@test "a crashed worker makes the default probe unhealthy, exit 1 (issue 11 #4)" {
+  OKSTRA_FAKE_MODE=crash worker-run --run-manifest "$M" --worker codex >/dev/null 2>&1 || true
+  run worker-probe
+  assert_failure 1
+  assert_line --partial "codex attempt 1: UNHEALTHY: ended error: provider exited 3"
+}
+
+@test "--wait is worker-wait: it refuses a dispatch never launched and waits for the rest" {
+  run --separate-stderr worker-probe --wait --timeout 5
+  assert_failure 2
+  [[ "$stderr" == *"never dispatched"*"run team-dispatch"* ]]
+  worker-run --run-manifest "$M" --worker claude >/dev/null 2>&1
+  worker-run --run-manifest "$M" --worker codex >/dev/null 2>&1
+  run worker-probe --wait --timeout 30 --interval 5
+  assert_success
+  assert_line --partial "all done after"
 }
 
 @test "a failed worker is unhealthy with its recorded reason" {

@@ -17,6 +17,9 @@ set_field() { # <worker> <field> <json value>
 }
 
 @test "exits 0 once every worker's recorded result is complete" {
+  now="\"$(date -u +%Y-%m-%dT%H:%M:%SZ)\""
+  set_field claude dispatchedAt "$now"  # as team-dispatch records it before worker-run starts
+  set_field codex dispatchedAt "$now"
   OKSTRA_FAKE_MODE=slow OKSTRA_FAKE_DELAY=1 worker-run --run-manifest "$M" --worker claude >/dev/null 2>&1 &
   OKSTRA_FAKE_MODE=slow OKSTRA_FAKE_DELAY=1.5 worker-run --run-manifest "$M" --worker codex >/dev/null 2>&1 &
   run --separate-stderr worker-wait --timeout 30 --json
@@ -36,6 +39,7 @@ set_field() { # <worker> <field> <json value>
 }
 
 @test "exits 3 when the timeout passes first, naming who is pending" {
+  set_field claude dispatchedAt "\"$(date -u +%Y-%m-%dT%H:%M:%SZ)\""
   run worker-wait --worker claude --timeout 0.3 --json
   assert_failure 3
   assert_output --partial '"timedOut": true'
@@ -54,4 +58,19 @@ set_field() { # <worker> <field> <json value>
   run --separate-stderr worker-wait --timeout 5
   assert_failure 2
   [[ "$stderr" == *"outside the project"* ]]
+}
+
+@test "a dispatch never launched is refused at once: run team-dispatch (issue 11 #4)" {
+  start=$(date +%s)
+  run --separate-stderr worker-wait --timeout 1800
+  assert_failure 2
+  [ $(( $(date +%s) - start )) -lt 10 ]
+  [[ "$stderr" == "worker-wait: nothing to wait for: claude, codex never dispatched (pending, not launched); run team-dispatch"* ]]
+}
+
+@test "accepts --interval for compatibility" {
+  OKSTRA_FAKE_MODE=crash worker-run --run-manifest "$M" --worker codex >/dev/null 2>&1 || true
+  run worker-wait --interval 20 --timeout 30
+  assert_failure 1
+  assert_line --partial "unhealthy	codex"
 }

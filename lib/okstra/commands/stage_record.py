@@ -26,12 +26,28 @@ def _run(args: argparse.Namespace) -> int:
     root = paths.find_project_root(explicit=args.project_root)
     project = for_project(root)
     entry = stage_queue.record(project, key, stage, args.status, args.head_commit)
+    ended = _end_stage_run(root, str(key), stage)
     if args.json:
-        cli.emit_json({"consumersLog": paths.relative(root, project.consumers_log(key)), **entry.to_dict()})
+        cli.emit_json({"consumersLog": paths.relative(root, project.consumers_log(key)), **entry.to_dict(), "runEnded": ended})
     else:
         head = f" at {entry.head_commit}" if entry.head_commit else ""
         sys.stdout.write(f"{paths.relative(root, project.consumers_log(key))}: stage {stage} {entry.status}{head}\n")
+    if ended:
+        cli.say(PROG, f"run {ended} ended: stage {stage}'s write rules are lifted (no active run now)")
     return cli.EXIT_OK
+
+
+def _end_stage_run(root, task_key: str, stage: int) -> str | None:
+    """A recorded stage ends the active run of that stage (DESIGN §3): its write rules end
+    with it. Another run, or none, is left alone. Returns the ended run's id."""
+    from okstra.model import active_run
+    from okstra.team import context, lifecycle
+
+    current = active_run.load(root)
+    if current is None or current.task_key != task_key or current.stage is None or current.stage.number != stage:
+        return None
+    lifecycle.end(context.open_run(None, cwd=root))
+    return current.run_id
 
 
 def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:

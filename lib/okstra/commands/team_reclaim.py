@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 
 from okstra.core import cli
@@ -10,7 +11,10 @@ PROG = "team-reclaim"
 
 
 def report(prog: str, outcome, as_json: bool, checkpoint: str) -> None:
-    """Shared by team-reclaim and team-teardown: data on stdout, the PROGRESS checkpoint on stderr."""
+    """Shared by team-reclaim, team-teardown and run-end: data on stdout; on stderr a warning
+    line per later step that failed, the PROGRESS checkpoint with details, and the checkpoint
+    alone on a line of its own, exactly `PROGRESS: <phase> panes=<n>` (as the lead's skill
+    and the original tool print it)."""
     if as_json:
         cli.emit_json(outcome.to_dict())
     elif outcome.dry_run:
@@ -21,7 +25,13 @@ def report(prog: str, outcome, as_json: bool, checkpoint: str) -> None:
             print(f"{pane_id}\t{kind}\t{worker}")
     verb = "would close" if outcome.dry_run else "closed"
     extra = f" kept={len(outcome.kept)}" if outcome.action == "reclaim" else f" written-off={len(outcome.written_off)}"
+    for warning in outcome.warnings:
+        cli.say(prog, f"warning: {warning}")
     cli.say(prog, f"PROGRESS: {checkpoint} panes={len(outcome.closed)} ({verb}; backend={outcome.backend}){extra}")
+    sys.stderr.write(f"PROGRESS: {checkpoint} panes={len(outcome.closed)}\n")
+    sys.stderr.flush()
+    if outcome.run_ended:
+        cli.say(prog, f"run {outcome.run_id} ended ({outcome.final_status or 'no final status'}): no active run now")
 
 
 def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
@@ -36,7 +46,8 @@ def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
         from okstra.team import context, lifecycle
 
         checkpoint = "phase-gate-cleanup" if args.gate else "phase-batch-cleanup"
-        report(PROG, lifecycle.reclaim(context.open_run(args.run_manifest), dry_run=args.dry_run), args.json, checkpoint)
+        outcome = lifecycle.reclaim(context.open_run(args.run_manifest), dry_run=args.dry_run, gate=args.gate)
+        report(PROG, outcome, args.json, checkpoint)
         return cli.EXIT_OK
 
     return cli.run(PROG, body)

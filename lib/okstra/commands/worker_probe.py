@@ -7,6 +7,7 @@ import sys
 from collections.abc import Sequence
 
 from okstra.core import cli
+from okstra.core.errors import UsageError
 from okstra.run.layout import check_worker_id
 
 PROG = "worker-probe"
@@ -21,16 +22,32 @@ def add_selection(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true")
 
 
+def add_wait_options(parser: argparse.ArgumentParser) -> None:
+    """worker-wait's own options (worker-probe --wait takes them too)."""
+    parser.add_argument("--timeout", type=cli.seconds(maximum=7 * 86400), default=None)
+    # Accepted for the original tool's callers; inotify wakes the wait, not a poll (DESIGN §13).
+    parser.add_argument("--interval", type=cli.seconds(), default=None)
+
+
 def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
     parser = cli.parser(PROG, doc)
     add_selection(parser)
+    parser.add_argument("--wait", action="store_true")
+    add_wait_options(parser)
 
     def body() -> int:
         args = parser.parse_args(argv)
+        if args.wait:
+            from okstra.commands import worker_wait
+
+            given = sys.argv[1:] if argv is None else argv
+            return worker_wait.main([a for a in given if a != "--wait"], cli.doc_for(worker_wait.PROG))
+        if args.timeout is not None or args.interval is not None:
+            raise UsageError("--timeout and --interval go with --wait", hint="add --wait, or use worker-wait")
         from okstra.team import liveness
 
         workers = [check_worker_id(w, "--worker") for w in args.worker]
-        selection = liveness.select_run(args.run_manifest, workers, newest_only=False)
+        selection = liveness.select_run(args.run_manifest, workers)
         healths = liveness.probe(
             selection,
             max_idle=args.max_idle or liveness.DEFAULT_MAX_IDLE,
@@ -44,7 +61,7 @@ def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
                 word = "healthy" if h.healthy else "UNHEALTHY"
                 sys.stdout.write(f"{h.worker_id} attempt {h.attempt}: {word}: {h.reason}\n")
             if not healths:
-                sys.stdout.write("no dispatch selected (none in flight)\n")
+                sys.stdout.write("no dispatch in this run\n")
         return cli.EXIT_OK if healthy else cli.EXIT_NO
 
     return cli.run(PROG, body)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from okstra.commands.worker_probe import add_selection
+from okstra.commands.worker_probe import add_selection, add_wait_options
 from okstra.core import cli
 from okstra.run.layout import check_worker_id
 
@@ -15,14 +15,14 @@ PROG = "worker-wait"
 def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
     parser = cli.parser(PROG, doc)
     add_selection(parser)
-    parser.add_argument("--timeout", type=cli.seconds(maximum=7 * 86400), default=None)
+    add_wait_options(parser)
 
     def body() -> int:
         args = parser.parse_args(argv)
         from okstra.team import liveness
 
         workers = [check_worker_id(w, "--worker") for w in args.worker]
-        selection = liveness.select_run(args.run_manifest, workers, newest_only=True)
+        selection = liveness.select_run(args.run_manifest, workers)
         line = liveness.ProgressLine(PROG)
         try:
             outcome = liveness.wait(

@@ -3,8 +3,9 @@
 Claude Code runs `hooks/compact-reminder` on `SessionStart` with source `compact`;
 whatever it prints on stdout (exit 0) is added to the lead's context. With an
 active run it prints the run (task, type, stage, phase), a short team table from
-the team state and the next okstra command to run; with no run it prints
-nothing. It never blocks the session: any problem becomes one line of the
+the team state and the next okstra command to run; in a project that uses okstra
+(a `.okstra/` folder) with no active run it says "no active run", so a lead whose
+run ended does not continue it; elsewhere nothing. It never blocks the session: any problem becomes one line of the
 reminder instead of an error (SessionStart cannot block anyway).
 """
 
@@ -21,6 +22,9 @@ from okstra.model.dispatch import COMPLETED, IN_PROGRESS, PENDING, Dispatch
 from okstra.run.layout import RunLayout
 
 MAX_ROWS = 12
+# After a run ended (team-teardown, stage-record, run-end) in a project that uses okstra.
+# The same line is printed by the sh door (hooks/compact-reminder) before Python starts.
+NO_ACTIVE_RUN = "okstra: no active run (the last run ended); start the next with render-bundle when the user asks."
 
 
 def main(stdin=None, stdout=None, env=None) -> int:
@@ -61,13 +65,14 @@ def _project_root(env, data: dict) -> Path | None:
 
 
 def reminder(root: Path) -> str | None:
-    """The reminder text for the project at `root`, or None when no run is active."""
+    """The reminder text for the project at `root`: the active run, "no active run" in a
+    project that uses okstra, else None."""
     try:
         run = active_run.load(root)
     except OkstraError as exc:
         return f"okstra: {active_run.ACTIVE_RUN_FILE} exists but cannot be read ({exc}); fix it or re-run render-bundle."
     if run is None:
-        return None
+        return NO_ACTIVE_RUN if (Path(root) / ".okstra").is_dir() else None
     layout = RunLayout(Path(root), run.run_id)
     lines = [
         "okstra: your context was compacted while an okstra run is active. Continue it with the okstra-run skill.",

@@ -19,6 +19,14 @@ from okstra.core.errors import StateError
 
 ACTIVE_RUN_FILE = ".okstra/active-run.json"
 REF_KEY = "$ref"
+# The run's phase as `active-run.json` records it (DESIGN §3): render-bundle writes
+# PREPARED, team-reclaim moves it to ROUND_BOUNDARY or USER_GATE; a run that ENDED
+# (team-teardown, a stage's stage-record, run-end) has no active-run file at all,
+# so the write-guard's sh door allows again at once; ENDED is kept in its manifest.
+PREPARED = "dispatch"
+ROUND_BOUNDARY = "round-boundary"
+USER_GATE = "user-gate"
+ENDED = "ended"
 _SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
@@ -188,3 +196,42 @@ def load_with_sources(project_root: object) -> tuple[ActiveRun | None, tuple[str
 def load(project_root: object) -> ActiveRun | None:
     """The hydrated active run of `project_root`, or None when no run is active."""
     return load_with_sources(project_root)[0]
+
+
+# -- writers (off the hot path: they import fsio inside) ---------------------------
+
+
+def set_phase(project_root, run_id: str, phase: str) -> bool:
+    """Record `phase` in the active-run file when it names `run_id`; False when another
+    run (or none) is active. Written under the file's lock, atomically."""
+    from okstra.core import fsio
+
+    path = path_for(project_root)
+    with fsio.locked(path):
+        current = load(project_root) if path.exists() else None
+        if current is None or current.run_id != run_id:
+            return False
+        if current.phase != phase:
+            raw = fsio.read_json(path, what="active run")
+            raw["phase"] = phase
+            fsio.write_json(path, raw)
+        return True
+
+
+def end(project_root, run_id: str) -> bool:
+    """End `run_id`'s write rules: remove the active-run file when it names that run.
+    False (nothing touched) when another run, or none, is active."""
+    from okstra.core import fsio
+
+    path = path_for(project_root)
+    with fsio.locked(path):
+        if not path.exists():
+            return False
+        try:
+            current = load(project_root)
+        except StateError:
+            current = None  # unreadable: only its own run may remove it, and we cannot tell
+        if current is None or current.run_id != run_id:
+            return False
+        path.unlink()
+        return True

@@ -14,6 +14,14 @@
 Both close only ids okstra recorded, after every stored id was checked (a bad
 one is refused before anything is touched), give the lead pane its width
 back, and with `dry_run` close and write nothing and say what they would close.
+What they closed is reported even when a later step (the width restore)
+failed: that failure is a warning of the outcome, not a lost count.
+
+The end of a run (DESIGN §3): `teardown` (and `abandon`, behind `run-end`)
+records the run `ended` in its manifest and removes `.okstra/active-run.json`
+when it names this run, so its write rules end with it; `abandon` also
+records `finalStatus: abandoned`. `reclaim` records the round boundary (or the
+user gate) as the active run's phase.
 """
 
 from __future__ import annotations
@@ -25,8 +33,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from okstra.core import fsio
 from okstra.core.clock import now_iso
-from okstra.model import team_state
+from okstra.model import active_run, team_state
 from okstra.model.dispatch import ERROR, TORN_DOWN_REASON, Dispatch
 from okstra.model.team_state import TeamState
 from okstra.team import liveness
@@ -35,6 +44,7 @@ from okstra.team.context import Run
 
 DEFAULT_GRACE = 5.0  # seconds between TERM and KILL (worker-run itself allows its child 2 s)
 POLL = 0.02
+ABANDONED = "abandoned"
 
 
 @dataclass
@@ -50,6 +60,9 @@ class Outcome:
     stopped: list[int] = field(default_factory=list)
     survivors: list[int] = field(default_factory=list)
     lead_restored: bool = False
+    warnings: list[str] = field(default_factory=list)
+    run_ended: bool = False  # this call removed the run's active-run file
+    final_status: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -65,6 +78,9 @@ class Outcome:
             "stoppedPids": self.stopped,
             "survivingPids": self.survivors,
             "leadWidthRestored": self.lead_restored,
+            "warnings": self.warnings,
+            "runEnded": self.run_ended,
+            "finalStatus": self.final_status,
         }
 
 
@@ -82,19 +98,23 @@ def _close(backend: Backend, outcome: Outcome, dispatches: list[Dispatch], dry_r
     outcome.closed = [(p, WORKER, owner[p]) for p in result.closed]
     outcome.gone = list(result.gone)
     outcome.lead_restored = result.lead_restored
+    outcome.warnings.extend(result.warnings)
 
 
-def reclaim(run: Run, *, dry_run: bool = False) -> Outcome:
+def reclaim(run: Run, *, dry_run: bool = False, gate: bool = False) -> Outcome:
     state = run.state()
     backend = run.backend()
     _check_ids(run, backend, state.dispatches)
     outcome = Outcome("reclaim", run.manifest.run_id, backend.name, dry_run)
     outcome.kept = [(d.pane_id, d.worker_id) for d in state.dispatches if d.pane_id and not d.terminal]
     _close(backend, outcome, [d for d in state.dispatches if d.terminal], dry_run)
+    if not dry_run:
+        active_run.set_phase(run.root, run.manifest.run_id, active_run.USER_GATE if gate else active_run.ROUND_BOUNDARY)
     return outcome
 
 
-def teardown(run: Run, *, dry_run: bool = False, grace: float = DEFAULT_GRACE) -> Outcome:
+def teardown(run: Run, *, dry_run: bool = False, grace: float = DEFAULT_GRACE, final_status: str | None = None) -> Outcome:
+    """Close and stop everything of the run, then end it (with `final_status` when given)."""
     state = run.state()
     backend = run.backend()
     _check_ids(run, backend, state.dispatches)
@@ -109,7 +129,38 @@ def teardown(run: Run, *, dry_run: bool = False, grace: float = DEFAULT_GRACE) -
     outcome.written_off = _write_off(run)
     _close(backend, outcome, list(state.dispatches), dry_run=False)
     outcome.stopped, outcome.survivors = _stop(targets, grace)
+    outcome.final_status, outcome.run_ended = end(run, final_status=final_status)
     return outcome
+
+
+def abandon(run: Run, *, dry_run: bool = False, grace: float = DEFAULT_GRACE) -> Outcome:
+    """`run-end`: tear down what is left and record the run `abandoned`."""
+    outcome = teardown(run, dry_run=dry_run, grace=grace, final_status=ABANDONED)
+    outcome.action = "run-end"
+    return outcome
+
+
+def end(run: Run, *, final_status: str | None = None) -> tuple[str | None, bool]:
+    """Record the run ended in its manifest (and `final_status`, when given), then end its
+    write rules. Returns (the manifest's final status, whether the active-run file was removed)."""
+    ended_at = now_iso("seconds")
+    status: list[str | None] = []
+
+    def mutate(raw: dict[str, Any]) -> bool:
+        context = raw.get("activeRunContext")
+        context = dict(context) if isinstance(context, dict) else {}
+        changed = context.get("phase") != active_run.ENDED
+        if changed:
+            context.update(phase=active_run.ENDED, endedAt=ended_at)
+            raw["activeRunContext"] = context
+        if final_status is not None and raw.get("finalStatus") != final_status:
+            raw["finalStatus"] = final_status
+            changed = True
+        status.append(raw.get("finalStatus"))
+        return changed
+
+    fsio.update_json(run.manifest_path, mutate)
+    return status[0], active_run.end(run.root, run.manifest.run_id)
 
 
 def _write_off(run: Run) -> list[str]:

@@ -237,26 +237,25 @@ class Selection:
     layout: RunLayout
     team_state_path: Path
     workers: tuple[str, ...]  # empty: the default selection
-    newest_only: bool
 
     def pick(self, state: team_state.TeamState) -> list[Dispatch]:
+        """The named workers' newest attempts, else every worker's newest attempt: a worker
+        that ended with an error must show (probe), not drop out of the default selection."""
         if self.workers:
             return [state.find(w) for w in self.workers]
-        if self.newest_only:
-            return list(state.latest())
-        return [d for d in state.dispatches if not d.terminal]
+        return list(state.latest())
 
     def load(self) -> list[Dispatch]:
         return self.pick(team_state.load(self.team_state_path))
 
 
-def select_run(manifest: str | None, workers: Sequence[str], *, newest_only: bool, cwd: Path | None = None) -> Selection:
+def select_run(manifest: str | None, workers: Sequence[str], *, cwd: Path | None = None) -> Selection:
     """The run named by `--run-manifest`, else the active run of the project around `cwd`."""
     root, manifest_path = locate_run(manifest, cwd=cwd)
     loaded = run_manifest.load(manifest_path)
     layout = RunLayout(root, loaded.run_id)
     state_path = paths.resolve_inside(root, loaded.team_state_path, source=f"{manifest_path}: teamStatePath")
-    selection = Selection(layout, state_path, tuple(workers), newest_only)
+    selection = Selection(layout, state_path, tuple(workers))
     selection.load()  # unknown workers and bad state files are refused now, with exit 2
     return selection
 
@@ -389,8 +388,22 @@ def wait(
     launch_grace: float,
     progress: Callable[[list[Health], float], None] | None = None,
 ) -> WaitOutcome:
-    """Block until every selected worker is done (0), one is unhealthy (1) or `timeout` passes (3)."""
+    """Block until every selected worker is done (0), one is unhealthy (1) or `timeout` passes (3).
+
+    A selected dispatch that was never launched (pending, no dispatchedAt) would keep it
+    waiting for nothing: refused at once (exit 2, "run team-dispatch"), unless another
+    worker is already unhealthy (that answer comes first)."""
     chosen = check_waitable(selection)
+    never = [d for d in chosen if d.status == PENDING and not d.dispatched_at and not d.started_at]
+    if never:
+        healths = probe(selection, max_idle=max_idle, launch_grace=launch_grace)
+        if any(not h.healthy for h in healths):
+            return WaitOutcome(1, healths, 0.0)
+        names = ", ".join(d.worker_id if d.attempt == 1 else f"{d.worker_id} (attempt {d.attempt})" for d in never)
+        raise RefusedError(
+            f"nothing to wait for: {names} never dispatched (pending, not launched)",
+            hint=f"run team-dispatch{' --round ' + never[0].round if never[0].round else ''} first, then worker-wait",
+        )
     folders = [selection.team_state_path.parent, selection.layout.results_dir]
     folders += [
         paths.resolve_inside(selection.layout.project_root, d.result_path, source="resultPath").parent

@@ -98,3 +98,21 @@ def test_a_stage_without_a_number_is_refused(project):
     _write(project, _doc({"title": "x", "plannedPaths": []}))
     with pytest.raises(StateError, match="approvedStage"):
         active_run.load(project)
+
+
+def test_set_phase_records_the_phase_of_its_own_run_only(project):
+    path = _write(project, _doc(None))
+    assert active_run.set_phase(project, "feature--x--r001", active_run.USER_GATE)
+    assert active_run.load(project).phase == "user-gate"
+    before = path.read_text()
+    assert not active_run.set_phase(project, "other--run--r001", active_run.ROUND_BOUNDARY)
+    assert path.read_text() == before
+
+
+def test_end_removes_the_file_only_for_its_own_run(project):
+    path = _write(project, _doc(STAGE))
+    assert not active_run.end(project, "other--run--r001")
+    assert path.exists()
+    assert active_run.end(project, "feature--x--r001")
+    assert not path.exists() and active_run.load(project) is None
+    assert not active_run.end(project, "feature--x--r001")  # ended already: nothing to do

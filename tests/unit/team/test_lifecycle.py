@@ -210,3 +210,32 @@ def test_teardown_stops_the_provider_orphaned_by_a_sigkilled_worker_run(project,
     assert grok.child_pid in down.stopped and down.survivors == []
     assert not liveness.process_matches(grok.child_pid, grok.child_start_time)
     assert (latest(run)["grok"].status, latest(run)["grok"].reason) == ("error", TORN_DOWN_REASON)
+
+
+def test_teardown_ends_the_run_and_keeps_its_final_status(project):
+    run = prepare(project, workers=("claude",), backend="cli-wrapper")
+    down = lifecycle.teardown(run, grace=1)
+    assert (down.run_ended, down.final_status) == (True, None)
+    assert not (project / ".okstra" / "active-run.json").exists()
+    manifest = json.loads(run.manifest_path.read_text())
+    assert manifest["activeRunContext"]["phase"] == "ended" and manifest["finalStatus"] is None
+
+
+def test_abandon_records_abandoned_and_writes_off_what_is_left(project):
+    run = prepare(project, workers=("claude", "codex"), backend="cli-wrapper")
+    out = lifecycle.abandon(run, grace=1)
+    assert (out.action, out.final_status, out.run_ended) == ("run-end", "abandoned", True)
+    assert sorted(out.written_off) == ["claude", "codex"]
+    assert json.loads(run.manifest_path.read_text())["finalStatus"] == "abandoned"
+    assert {d.status for d in latest(run).values()} == {"error"}
+
+
+def test_a_failed_width_restore_after_the_kills_still_reports_the_closed_panes(server, project):
+    run = prepare(project, workers=("claude", "codex"), lead=server.lead, backend="tmux-pane")
+    panes = sorted(d.pane_id for d in dispatch.dispatch(run).dispatched)
+    wait_for(run, lambda by: all(d.status == "completed" for d in by.values()), what="both completed")
+    server.tmux("set-option", "-p", "-t", server.lead, "@okstra-lead-width", "99999999999")
+    out = lifecycle.reclaim(run)
+    assert sorted(p for p, _, _ in out.closed) == panes
+    assert len(out.warnings) == 1 and "too large" in out.warnings[0]
+    assert set(server.panes()) == {server.lead}

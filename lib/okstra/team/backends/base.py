@@ -61,11 +61,13 @@ class Launched:
 @dataclass(frozen=True)
 class Closed:
     """`closed`: ids closed (or, on a dry run, that would be); `gone`: recorded ids no longer
-    open or no longer okstra's (left alone)."""
+    open or no longer okstra's (left alone); `warnings`: a later step that failed after the
+    panes were closed (the lead's width restore), one line each."""
 
     closed: tuple[str, ...] = ()
     gone: tuple[str, ...] = ()
     lead_restored: bool = False
+    warnings: tuple[str, ...] = ()
 
 
 @dataclass

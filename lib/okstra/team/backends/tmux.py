@@ -254,6 +254,13 @@ class TmuxBackend(Backend):
             done = self.call(commands + restore, check=False)
             if done.returncode == 0:
                 return Closed(tuple(mine), gone, lead_restored=bool(restore))
+            # The kills come first in the call: when only the restore after them failed
+            # (`resize-pane`: width too large), the panes are closed all the same and
+            # must be reported as closed (DESIGN §6), with the failure as a warning.
+            left = self.panes()
+            if restore and not any(p in left and left[p].run_id == self.run_id for p in mine):
+                why = done.stderr.strip() or f"exit {done.returncode}"
+                return Closed(tuple(mine), gone, warnings=(f"the lead pane's width was not restored: {why}",))
         raise ProcessError(f"tmux kill-pane failed: {done.stderr.strip()}")
 
     def _restore_lead(self, rows: dict[str, PaneRow], closing: set[str]) -> list[list[str]]:

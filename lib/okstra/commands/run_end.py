@@ -1,0 +1,31 @@
+"""`run-end`: argument handling; the work is okstra.team.lifecycle.abandon (DESIGN §3, §6)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from okstra.core import cli
+
+PROG = "run-end"
+
+
+def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
+    parser = cli.parser(PROG, doc)
+    parser.add_argument("--run-manifest", metavar="PATH")
+    parser.add_argument("--grace", type=cli.seconds(maximum=600, zero=True), default=None, metavar="SECONDS")
+    parser.add_argument("--json", action="store_true")
+
+    def body() -> int:
+        args = parser.parse_args(argv)
+        from okstra.commands.team_reclaim import report
+        from okstra.team import context, lifecycle
+
+        grace = lifecycle.DEFAULT_GRACE if args.grace is None else args.grace
+        outcome = lifecycle.abandon(context.open_run(args.run_manifest), grace=grace)
+        report(PROG, outcome, args.json, "phase-run-end")
+        if outcome.survivors:
+            cli.say(PROG, f"processes still running after SIGKILL: {' '.join(map(str, outcome.survivors))}")
+            return cli.EXIT_NO
+        return cli.EXIT_OK
+
+    return cli.run(PROG, body)
