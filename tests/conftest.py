@@ -18,7 +18,7 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     import os
 
     for name in list(os.environ):
-        if name.startswith(("OKSTRA_", "CLAUDE_")) or name in {"TMUX", "TMUX_PANE"}:
+        if name.startswith(("OKSTRA_", "CLAUDE_")) or name in {"CLAUDECODE", "XDG_DOWNLOAD_DIR", "TMUX", "TMUX_PANE"}:
             monkeypatch.delenv(name, raising=False)
     home = tmp_path / "home"
     home.mkdir()

@@ -27,7 +27,7 @@
     var answers = [];
     meta.openQuestions.forEach(function (q) {
       var answer = value("answer-" + q.id);
-      if (!blank(answer)) answers.push({questionId: q.id, question: q.question, answer: answer});
+      if (!blank(answer)) answers.push({questionId: q.id, question: q.question, answer: answer, recordedBy: "user"});
     });
     var d = meta.decisionsRequired;
     var obj = {

@@ -6,7 +6,7 @@
  *
  * obj = {
  *   meta: {taskKey, taskType, reportNumber, runId, sourceReport, createdAt},
- *   answers: [{questionId, question, answer}],
+ *   answers: [{questionId, question, answer, recordedBy}],   // recordedBy: "user" | "relayed-by-lead"
  *   planDecision: {status, option, reason} | null,
  *   analysisReview: {status, notes} | null,
  *   directionSelection: {optionId, optionName, notes} | null,
@@ -15,7 +15,7 @@
  * Invalid values throw an Error naming the field (the Python side refuses the same ones).
  * Format: docs/user-response-format.md.
  */
-var OKSTRA_SIDECAR_FORMAT_LINE = "<!-- okstra user-response 1.0; format: docs/user-response-format.md -->";
+var OKSTRA_SIDECAR_FORMAT_LINE = "<!-- okstra user-response 1.1; format: docs/user-response-format.md -->";
 
 function okstraSidecarQuote(value) {
   var out = "\"";
@@ -112,14 +112,16 @@ function okstraSerializeSidecar(obj) {
   if (!Array.isArray(obj.answers)) fail("answers", "expected a list");
   var seen = {};
   obj.answers.forEach(function (raw, i) {
-    var a = object(raw, "answers[" + i + "]", ["questionId", "question", "answer"], ["questionId", "question", "answer"]);
+    var keys = ["questionId", "question", "answer", "recordedBy"];
+    var a = object(raw, "answers[" + i + "]", keys, keys);
     match(a.questionId, /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, "question id");
     if (Object.prototype.hasOwnProperty.call(seen, a.questionId)) fail("question id", JSON.stringify(a.questionId) + " is answered twice");
     seen[a.questionId] = true;
     str(a.question, a.questionId + ": question");
     str(a.answer, a.questionId + ": answer");
+    status(a.recordedBy, ["user", "relayed-by-lead"], a.questionId + ": recorded-by");
     lines.push("", "### " + a.questionId, "");
-    lines = lines.concat(fields(["question", "answer"], [a.question, a.answer]));
+    lines = lines.concat(fields(["question", "answer", "recorded-by"], [a.question, a.answer, a.recordedBy]));
   });
 
   function block(name, names, values) {

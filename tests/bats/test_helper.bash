@@ -11,7 +11,7 @@ export REPO_ROOT
 
 okstra_setup() {
   local var
-  for var in $(compgen -e | grep -E '^(OKSTRA_|CLAUDE_|TMUX)'); do unset "$var"; done
+  for var in $(compgen -e | grep -E '^(OKSTRA_|CLAUDE_|CLAUDECODE$|TMUX)'); do unset "$var"; done
   export HOME="$BATS_TEST_TMPDIR/home"
   export OKSTRA_ROOT="$HOME/.okstra"
   export PROJECT="$BATS_TEST_TMPDIR/project"

@@ -94,3 +94,44 @@ refuse() {
   assert_success
   grep -qx '## REPORT AUTHORING' "$SIDECAR"
 }
+
+@test "a user's terminal approval of the plan is recorded as theirs" {
+  run --separate-stderr user-response-write --report "$REPORT" --answers '{"Q1": "120"}' \
+    --plan-decision '{"status": "approved", "option": "B"}'
+  assert_success
+  grep -qx '## PLAN DECISION' "$SIDECAR"
+  grep -qx -- '- recorded-by: "user"' "$SIDECAR"
+  [[ "$stderr" == *"PLAN DECISION: recorded"* ]]
+}
+
+@test "inside a Claude Code session every decision is refused and nothing changes" {
+  user-response-write --report "$REPORT" --answers '{"Q1": "120"}'
+  local before block
+  before="$(tree_snapshot "$PROJECT")"
+  for block in '--plan-decision={"status":"approved","option":"B"}' '--analysis-review={"status":"accepted"}' \
+    '--direction-selection={"optionId":"A","optionName":"x"}' '--report-authoring={"status":"approved","reason":"r"}'; do
+    CLAUDECODE=1 run --separate-stderr user-response-write --report "$REPORT" --answers '{}' "$block"
+    assert_failure 2
+    [ "$(printf '%s\n' "$stderr" | wc -l)" -eq 1 ]
+    [[ "$stderr" == *"is the user's decision and is not recorded from inside a Claude Code session or a worker; the user records it from their own terminal"* ]]
+  done
+  OKSTRA_WORKER_ID=claude-analyst run user-response-write --report "$REPORT" --answers '{}' \
+    --plan-decision '{"status":"approved","option":"B"}'
+  assert_failure 2
+  [ "$(tree_snapshot "$PROJECT")" = "$before" ]
+}
+
+@test "answers relayed from a Claude Code session are marked relayed by the lead" {
+  CLAUDECODE=1 run --separate-stderr user-response-write --report "$REPORT" --answers '{"Q1": "90"}'
+  assert_success
+  grep -qx -- '- recorded-by: "relayed-by-lead"' "$SIDECAR"
+  [[ "$stderr" == *"Q1: answered (relayed by the lead)"* ]]
+  run user-response-show --report "$REPORT"
+  assert_output --partial "(relayed by the lead)"
+}
+
+@test "--answers - reads the answers from stdin" {
+  run --separate-stderr user-response-write --report "$REPORT" --answers - <<<'{"Q2": "paid"}'
+  assert_success
+  grep -qx -- '- answer: "paid"' "$SIDECAR"
+}

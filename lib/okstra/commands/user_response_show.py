@@ -8,8 +8,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from okstra.core import cli, paths
+from okstra.report import sidecar as sc
 from okstra.report import user_response
-from okstra.report.user_response import one_line
+from okstra.report.user_response import one_line, recorded_by_text
 
 
 def _decision_line(name: str, block: dict[str, Any]) -> str:
@@ -37,7 +38,8 @@ def _run(args: argparse.Namespace) -> int:
         out.append(f"  {q['id']}  {one_line(q['question'])}{options}")
     out.append(f"answered ({len(shown['answers'])}):")
     for a in shown["answers"]:
-        out.append(f"  {a['questionId']}  {one_line(a['question'], 50)} -> {one_line(a['answer'])}")
+        by = f"  ({recorded_by_text(a['recordedBy'])})" if a["recordedBy"] != sc.USER else ""
+        out.append(f"  {a['questionId']}  {one_line(a['question'], 50)} -> {one_line(a['answer'])}{by}")
     out.append("decisions:" + ("" if shown["decisions"] else " none"))
     out += decisions_text(shown["decisions"])
     sys.stdout.write("\n".join(out) + "\n")

@@ -19,11 +19,17 @@ from typing import Any
 
 from okstra.core.errors import InputError
 
-FORMAT_LINE = "<!-- okstra user-response 1.0; format: docs/user-response-format.md -->"
+FORMAT_LINE = "<!-- okstra user-response 1.1; format: docs/user-response-format.md -->"
 
 PLAN_STATUSES = ("approved", "revision-requested", "rejected")
 REVIEW_STATUSES = ("accepted", "changes-requested")
 AUTHORING_STATUSES = ("approved", "denied")
+# Who recorded an answer. The recording command decides it from where it runs, never
+# from its input: an answer recorded from inside the lead's Claude Code session or a
+# worker is `relayed-by-lead`; from the user's own terminal or the HTML view, `user`.
+USER = "user"
+RELAYED_BY_LEAD = "relayed-by-lead"
+RECORDERS = (USER, RELAYED_BY_LEAD)
 
 ANSWERS = "ANSWERS"
 PLAN_DECISION = "PLAN DECISION"
@@ -185,11 +191,17 @@ class Answer:
     question_id: str
     question: str
     answer: str
+    recorded_by: str
 
     def __post_init__(self) -> None:
         _need_match(self.question_id, QUESTION_ID, "question id", "Q1")
         _need_str(self.question, f"{self.question_id}: question")
         _need_str(self.answer, f"{self.question_id}: answer")
+        _need_status(self.recorded_by, RECORDERS, f"{self.question_id}: recorded-by")
+
+    @property
+    def relayed(self) -> bool:
+        return self.recorded_by == RELAYED_BY_LEAD
 
 
 @dataclass(frozen=True)
@@ -291,7 +303,10 @@ class Responses:
                 "sourceReport": m.source_report,
                 "createdAt": m.created_at,
             },
-            "answers": [{"questionId": a.question_id, "question": a.question, "answer": a.answer} for a in self.answers],
+            "answers": [
+                {"questionId": a.question_id, "question": a.question, "answer": a.answer, "recordedBy": a.recorded_by}
+                for a in self.answers
+            ],
             "planDecision": None if pd is None else {"status": pd.status, "option": pd.option, "reason": pd.reason},
             "analysisReview": None if ar is None else {"status": ar.status, "notes": ar.notes},
             "directionSelection": None
@@ -306,7 +321,7 @@ class Responses:
 # Field names per block, in file order. The serializer writes exactly these; the
 # parser expects exactly these.
 _META_FIELDS = ("task-key", "task-type", "report-number", "run-id", "source-report", "created-at")
-_ANSWER_FIELDS = ("question", "answer")
+_ANSWER_FIELDS = ("question", "answer", "recorded-by")
 _BLOCK_FIELDS = {
     PLAN_DECISION: ("status", "option", "reason"),
     ANALYSIS_REVIEW: ("status", "notes"),
@@ -350,7 +365,7 @@ def serialize(responses: Responses) -> str:
     lines += ["", f"## {ANSWERS}"]
     for a in responses.answers:
         lines += ["", f"### {a.question_id}", ""]
-        lines += _fields([("question", a.question), ("answer", a.answer)])
+        lines += _fields([("question", a.question), ("answer", a.answer), ("recorded-by", a.recorded_by)])
     for name in BLOCKS:
         values = _block_values(responses, name)
         if values is not None:
@@ -459,7 +474,7 @@ def parse(text: str, source: str) -> Responses:
             raise lines.error(lineno, f"question {qid} is answered twice")
         seen.add(qid)
         fields, numbers = _read_fields(lines, _ANSWER_FIELDS, f"question {qid}")
-        answers.append(_build(lines, lineno, numbers, Answer, qid, fields["question"], fields["answer"]))
+        answers.append(_build(lines, lineno, numbers, Answer, qid, fields["question"], fields["answer"], fields["recorded-by"]))
     blocks: dict[str, Any] = {}
     order = list(BLOCKS)
     while (item := lines.peek()) is not None:
@@ -544,8 +559,9 @@ def responses_from_export_object(obj: Any) -> Responses:
         raise InputError("answers: expected a list")
     answers = []
     for i, raw in enumerate(top["answers"]):
-        a = _obj(raw, f"answers[{i}]", ("questionId", "question", "answer"), ("questionId", "question", "answer"))
-        answers.append(Answer(a["questionId"], a["question"], a["answer"]))
+        keys = ("questionId", "question", "answer", "recordedBy")
+        a = _obj(raw, f"answers[{i}]", keys, keys)
+        answers.append(Answer(a["questionId"], a["question"], a["answer"], a["recordedBy"]))
 
     def block(key: str, make: Any) -> Any:
         value = top.get(key)

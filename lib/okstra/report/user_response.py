@@ -1,13 +1,21 @@
 """Recording and showing the user's responses to a report (DESIGN §9).
 
 `write` merges answers and decision blocks into a report's sidecar under its
-lock and writes it atomically; `show` says which open questions are still
-unanswered; `list_run` lists the sidecars of a run. The format itself lives in
-`report.sidecar`; paths come from `run.layout`.
+lock and writes it atomically; `import_export` does the same for a sidecar the
+HTML view exported, after checking it against its report; `show` says which
+open questions are still unanswered; `list_run` lists the sidecars of a run.
+The format itself lives in `report.sidecar`; paths come from `run.layout`.
+
+Who records is decided here from the environment the command runs in
+(`recorder`), never from its input: from inside a Claude Code session or a
+worker, decision blocks are refused and answers are marked relayed by the
+lead (DESIGN §9).
 """
 
 from __future__ import annotations
 
+import re
+import stat
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,12 +23,26 @@ from typing import Any
 
 from okstra.core import fsio, paths
 from okstra.core.clock import now_iso
-from okstra.core.errors import InputError, StateError
+from okstra.core.errors import InputError, RefusedError, StateError
 from okstra.model import run_manifest
 from okstra.report import sidecar as sc
 from okstra.run.layout import OKSTRA_DIR, RunLayout, for_project, locate_run
 
 DATA_SUFFIX = ".data.json"
+# Set by Claude Code in its Bash-tool and hook subprocesses (ecosystem reference), and by
+# worker-run for the provider CLI it starts (core.settings.KNOBS): a command that sees any of
+# them runs for the lead or a worker, not in the user's own terminal. Present at all counts,
+# even empty: a blanked variable is still not the user's terminal.
+AGENT_MARKERS = ("CLAUDECODE", "CLAUDE_CODE_CHILD_SESSION", "OKSTRA_WORKER_ID")
+DECISIONS_ARE_THE_USERS = (
+    "the user records it from their own terminal (user-response-write --interactive) "
+    "or the report's HTML view (Export, then user-response-import in their terminal)"
+)
+
+
+def recorder(env: Mapping[str, str]) -> str:
+    """`sidecar.USER`, or `sidecar.RELAYED_BY_LEAD` inside a Claude Code session or a worker."""
+    return sc.RELAYED_BY_LEAD if any(name in env for name in AGENT_MARKERS) else sc.USER
 
 
 @dataclass(frozen=True)
@@ -30,6 +52,12 @@ class Question:
     kind: str
     options: tuple[str, ...] = ()
     context: str | None = None
+
+
+@dataclass(frozen=True)
+class Option:
+    id: str
+    name: str
 
 
 @dataclass(frozen=True)
@@ -44,7 +72,12 @@ class ReportRef:
     report_number: int
     run_id: str
     questions: tuple[Question, ...]
-    option_ids: tuple[str, ...]
+    options: tuple[Option, ...]
+    decisions_required: tuple[str, ...]
+
+    @property
+    def option_ids(self) -> tuple[str, ...]:
+        return tuple(o.id for o in self.options)
 
     @property
     def sidecar(self) -> Path:
@@ -55,6 +88,19 @@ class ReportRef:
 
 
 # ---------------------------------------------------------------- the report
+
+
+# The export object's / report data's key for each decision block (DESIGN §9).
+BLOCK_KEYS = {
+    "planDecision": sc.PLAN_DECISION,
+    "analysisReview": sc.ANALYSIS_REVIEW,
+    "directionSelection": sc.DIRECTION_SELECTION,
+    "reportAuthoring": sc.REPORT_AUTHORING,
+}
+
+
+# The user-response-write argument of each decision block.
+ARGUMENTS = {name: "--" + name.lower().replace(" ", "-") for name in sc.BLOCKS}
 
 
 def _report_files(root: Path, value: str) -> tuple[RunLayout, Path, Path]:
@@ -123,17 +169,30 @@ def load_report(root: Path, value: str) -> ReportRef:
             )
         )
     planning = doc.get("implementationPlanning") or {}
-    option_ids: tuple[str, ...] = ()
+    options: tuple[Option, ...] = ()
     if isinstance(planning, Mapping) and isinstance(planning.get("implementationOptions"), list):
-        option_ids = tuple(
-            o["id"] for o in planning["implementationOptions"] if isinstance(o, Mapping) and isinstance(o.get("id"), str)
+        options = tuple(
+            Option(o["id"], o["name"] if isinstance(o.get("name"), str) else o["id"])
+            for o in planning["implementationOptions"]
+            if isinstance(o, Mapping) and isinstance(o.get("id"), str)
         )
+    required = doc.get("decisionsRequired") or {}
+    decisions = tuple(name for key, name in BLOCK_KEYS.items() if isinstance(required, Mapping) and required.get(key) is True)
     try:
         sc.SidecarMeta(header["taskKey"], header["taskType"], number, header["runId"], "x", "x")
     except InputError as exc:
         raise InputError(f"{source}: $.header: {exc.message}") from None
     return ReportRef(
-        run, markdown, data_path, header["taskKey"], header["taskType"], number, header["runId"], tuple(questions), option_ids
+        run,
+        markdown,
+        data_path,
+        header["taskKey"],
+        header["taskType"],
+        number,
+        header["runId"],
+        tuple(questions),
+        options,
+        decisions,
     )
 
 
@@ -201,6 +260,27 @@ def _check_option(option: str | None, ref: ReportRef, argument: str) -> None:
 
 
 @dataclass(frozen=True)
+class Decisions:
+    """The decision blocks one recording brings (None: left as it was)."""
+
+    plan_decision: sc.PlanDecision | None = None
+    analysis_review: sc.AnalysisReview | None = None
+    direction_selection: sc.DirectionSelection | None = None
+    report_authoring: sc.ReportAuthoring | None = None
+
+    def named(self) -> dict[str, Any]:
+        return {
+            sc.PLAN_DECISION: self.plan_decision,
+            sc.ANALYSIS_REVIEW: self.analysis_review,
+            sc.DIRECTION_SELECTION: self.direction_selection,
+            sc.REPORT_AUTHORING: self.report_authoring,
+        }
+
+    def given(self) -> list[str]:
+        return [name for name, block in self.named().items() if block is not None]
+
+
+@dataclass(frozen=True)
 class WriteResult:
     sidecar: str
     report: str
@@ -208,6 +288,8 @@ class WriteResult:
     unanswered: tuple[str, ...]
     blocks: tuple[str, ...]
     changed: bool
+    changes: tuple[str, ...] = ()
+    recorded_by: str = sc.USER
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -217,7 +299,27 @@ class WriteResult:
             "unanswered": list(self.unanswered),
             "blocks": list(self.blocks),
             "changed": self.changed,
+            "changes": list(self.changes),
+            "recordedBy": self.recorded_by,
         }
+
+
+def refuse_agent_decisions(decisions: Decisions, recorded_by: str) -> None:
+    """Decision blocks are the user's alone (DESIGN §9): refused from the lead or a worker."""
+    given = decisions.given()
+    if given and recorded_by != sc.USER:
+        raise RefusedError(
+            f"{given[0]} is the user's decision and is not recorded from inside a Claude Code session or a worker",
+            hint=DECISIONS_ARE_THE_USERS,
+        )
+
+
+def check_decisions(ref: ReportRef, decisions: Decisions, where: Callable[[str], str]) -> None:
+    """Options named by the decisions must be the report's (`where(block)` labels the refusal)."""
+    if decisions.plan_decision is not None:
+        _check_option(decisions.plan_decision.option, ref, where(sc.PLAN_DECISION))
+    if decisions.direction_selection is not None:
+        _check_option(decisions.direction_selection.option_id, ref, where(sc.DIRECTION_SELECTION))
 
 
 def write(
@@ -229,22 +331,64 @@ def write(
     analysis_review: str | None = None,
     direction_selection: str | None = None,
     report_authoring: str | None = None,
+    recorded_by: str = sc.USER,
 ) -> WriteResult:
     """Merge into the report's sidecar under its lock; every argument is checked first."""
     ref = load_report(root, report)
+    decisions = Decisions(
+        _block(plan_decision, "--plan-decision", sc.plan_decision_from),
+        _block(analysis_review, "--analysis-review", sc.analysis_review_from),
+        _block(direction_selection, "--direction-selection", sc.direction_selection_from),
+        _block(report_authoring, "--report-authoring", sc.report_authoring_from),
+    )
     pairs = parse_answers(answers, ref)
-    plan = _block(plan_decision, "--plan-decision", sc.plan_decision_from)
-    review = _block(analysis_review, "--analysis-review", sc.analysis_review_from)
-    direction = _block(direction_selection, "--direction-selection", sc.direction_selection_from)
-    authoring = _block(report_authoring, "--report-authoring", sc.report_authoring_from)
-    _check_option(plan.option if plan else None, ref, "--plan-decision")
-    _check_option(direction.option_id if direction else None, ref, "--direction-selection")
+    refuse_agent_decisions(decisions, recorded_by)
+    check_decisions(ref, decisions, lambda block: ARGUMENTS[block])
+    return record(ref, pairs, decisions, recorded_by)
+
+
+def _changes(old: sc.Responses | None, new: sc.Responses) -> list[str]:
+    before = {a.question_id: a for a in old.answers} if old else {}
+    lines = []
+    for a in new.answers:
+        was = before.get(a.question_id)
+        by = f" ({recorded_by_text(a.recorded_by)})" if a.relayed else ""
+        if was is None:
+            lines.append(f"{a.question_id}: answered{by}")
+        elif was != a:
+            lines.append(f"{a.question_id}: answer changed{by}")
+    old_blocks = old.to_dict() if old else {}
+    new_blocks = new.to_dict()
+    for key, name in BLOCK_KEYS.items():
+        if new_blocks[key] is not None and new_blocks[key] != old_blocks.get(key):
+            lines.append(f"{name}: {'replaced' if old_blocks.get(key) else 'recorded'}")
+    return lines
+
+
+def record(
+    ref: ReportRef,
+    pairs: list[tuple[str, str]],
+    decisions: Decisions,
+    recorded_by: str,
+    *,
+    created_at: str | None = None,
+) -> WriteResult:
+    """Merge answers and blocks (checked against `ref` by the caller) into the sidecar, under
+    its lock, written atomically.
+
+    An answer given again with the same text keeps the entry it had (and who recorded it);
+    a new or changed one is marked `recorded_by`. A block given replaces the one there.
+    `created_at` is the creation time when there is no sidecar yet (default: now).
+    """
+    refuse_agent_decisions(decisions, recorded_by)
     path = ref.sidecar
     source_report = ref.run.relative(ref.markdown)
     with fsio.locked(path):
         existing = read_sidecar(ref)
         if existing is None:
-            meta = sc.SidecarMeta(ref.task_key, ref.task_type, ref.report_number, ref.run_id, source_report, now_iso("seconds"))
+            meta = sc.SidecarMeta(
+                ref.task_key, ref.task_type, ref.report_number, ref.run_id, source_report, created_at or now_iso("seconds")
+            )
             old_answers: dict[str, sc.Answer] = {}
         else:
             meta = existing.meta
@@ -256,17 +400,23 @@ def write(
                     hint="move the stray sidecar away and write again",
                 )
             old_answers = {a.question_id: a for a in existing.answers}
-        new = {qid: sc.Answer(qid, ref.question(qid).question, answer) for qid, answer in pairs}  # type: ignore[union-attr]
+        new: dict[str, sc.Answer] = {}
+        for qid, text in pairs:
+            question = ref.question(qid)
+            assert question is not None  # parse_answers / check_against_report checked it
+            kept = old_answers.get(qid)
+            same = kept is not None and kept.answer == text and kept.question == question.question
+            new[qid] = kept if same and kept is not None else sc.Answer(qid, question.question, text, recorded_by)
         merged = {**old_answers, **new}
         ordered = [merged[q.id] for q in ref.questions if q.id in merged]
         ordered += [a for qid, a in merged.items() if ref.question(qid) is None]
         responses = sc.Responses(
             meta,
             tuple(ordered),
-            plan or (existing.plan_decision if existing else None),
-            review or (existing.analysis_review if existing else None),
-            direction or (existing.direction_selection if existing else None),
-            authoring or (existing.report_authoring if existing else None),
+            decisions.plan_decision or (existing.plan_decision if existing else None),
+            decisions.analysis_review or (existing.analysis_review if existing else None),
+            decisions.direction_selection or (existing.direction_selection if existing else None),
+            decisions.report_authoring or (existing.report_authoring if existing else None),
         )
         text = sc.serialize(responses)
         changed = existing is None or sc.serialize(existing) != text
@@ -280,7 +430,157 @@ def write(
         tuple(q.id for q in ref.questions if q.id not in answered),
         tuple(responses.blocks()),
         changed,
+        tuple(_changes(existing, responses)),
+        recorded_by,
     )
+
+
+# ---------------------------------------------------------------- import
+
+# An exported sidecar larger than this is not one the HTML view wrote (DESIGN §14).
+MAX_EXPORT_BYTES = 1 << 20
+_EXPORT_NAME = re.compile(r"user-response-[a-z][a-z0-9-]*-[0-9]{3,}(?: ?\([0-9]+\))?\.md")
+
+
+def read_export(path: Path, shown: str) -> str:
+    """The text of an exported sidecar: a regular file, at most 1 MiB, UTF-8."""
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        raise InputError(f"{shown}: no such file", hint="check the path (the HTML view's Export downloads it)") from None
+    except OSError as exc:
+        raise InputError(f"{shown}: cannot read: {exc.strerror}") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise InputError(f"{shown}: not a regular file")
+    if info.st_size > MAX_EXPORT_BYTES:
+        raise InputError(
+            f"{shown}: {info.st_size:,} bytes; an exported sidecar is at most {MAX_EXPORT_BYTES:,}",
+            hint="import the file the HTML view's Export downloaded",
+        )
+    with open(path, "rb") as handle:
+        raw = handle.read(MAX_EXPORT_BYTES + 1)
+    if len(raw) > MAX_EXPORT_BYTES:
+        raise InputError(f"{shown}: more than {MAX_EXPORT_BYTES:,} bytes; an exported sidecar is at most that")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise InputError(f"{shown}:{line}: not UTF-8 text") from None
+
+
+def _line_of(text: str, start: str, after: int = 0) -> int:
+    """The 1-based number of the first line from line `after` on that starts with `start`."""
+    for number, line in enumerate(text.split("\n"), start=1):
+        if number > after and line.removesuffix("\r").startswith(start):
+            return number
+    return after or 1
+
+
+def check_against_report(ref: ReportRef, responses: sc.Responses, text: str, shown: str) -> list[tuple[str, str]]:
+    """Refuse an export that is not for this report or names what it does not ask; its answers."""
+
+    def refuse(line: int, message: str, hint: str | None = None) -> InputError:
+        return InputError(
+            f"{shown}:{line}: {message}", hint=hint or f"export it again from {ref.run.relative(ref.markdown)}'s view"
+        )
+
+    m = responses.meta
+    for field, got, want in (
+        ("task-key", m.task_key, ref.task_key),
+        ("task-type", m.task_type, ref.task_type),
+        ("report-number", m.report_number, ref.report_number),
+        ("run-id", m.run_id, ref.run_id),
+        ("source-report", m.source_report, ref.run.relative(ref.markdown)),
+    ):
+        if got != want:
+            raise refuse(
+                _line_of(text, f"- {field}:"), f"{field} {got!r} is not this report's ({want!r}): another report's export"
+            )
+    pairs: list[tuple[str, str]] = []
+    known = ", ".join(q.id for q in ref.questions) or "none"
+    for a in responses.answers:
+        heading = _line_of(text, f"### {a.question_id}")
+        question = ref.question(a.question_id)
+        if question is None:
+            raise refuse(heading, f"question {a.question_id} is not an open question of this report (known: {known})")
+        if a.question != question.question:
+            raise refuse(
+                _line_of(text, "- question:", heading),
+                f"the text of question {a.question_id} differs from the report's (edited?)",
+            )
+        if question.kind == "choice" and question.options and a.answer not in question.options:
+            raise refuse(
+                _line_of(text, "- answer:", heading),
+                f"{a.answer[:60]!r} is not an option of {a.question_id}",
+                hint=f"options: {' | '.join(question.options)}",
+            )
+        pairs.append((a.question_id, a.answer))
+    decisions = decisions_of(responses)
+    for name in decisions.given():
+        if name not in ref.decisions_required:
+            raise refuse(_line_of(text, f"## {name}"), f"the report does not ask for a {name}")
+    try:
+        check_decisions(ref, decisions, lambda block: block)
+    except InputError as exc:
+        block = exc.message.split(":", 1)[0]
+        raise refuse(_line_of(text, "- option", _line_of(text, f"## {block}")), exc.message, exc.hint) from None
+    return pairs
+
+
+def decisions_of(responses: sc.Responses) -> Decisions:
+    return Decisions(
+        responses.plan_decision, responses.analysis_review, responses.direction_selection, responses.report_authoring
+    )
+
+
+def import_export(root: Path, file: Path, shown: str, report: str | None, recorded_by: str) -> WriteResult:
+    """Check an exported sidecar against its report, then merge it like `write` (DESIGN §9).
+
+    The report is `report` when given, else the export's own source-report. Nothing is
+    written unless every check passes. Who recorded is `recorded_by`, never the file's marks.
+    """
+    text = read_export(file, shown)
+    responses = sc.parse(text, shown)
+    if report is None:
+        source = paths.resolve_inside(root, responses.meta.source_report, source=f"{shown}: source-report")
+        report = paths.relative(root, source)
+    ref = load_report(root, report)
+    pairs = check_against_report(ref, responses, text, shown)
+    decisions = decisions_of(responses)
+    refuse_agent_decisions(decisions, recorded_by)
+    return record(ref, pairs, decisions, recorded_by, created_at=responses.meta.created_at)
+
+
+def download_folders(env: Mapping[str, str]) -> list[Path]:
+    """The usual download folders: $XDG_DOWNLOAD_DIR, then ~/Downloads."""
+    folders = []
+    if env.get("XDG_DOWNLOAD_DIR"):
+        folders.append(Path(env["XDG_DOWNLOAD_DIR"]).expanduser())
+    if env.get("HOME"):
+        folders.append(Path(env["HOME"]) / "Downloads")
+    return folders
+
+
+def newest_export(folders: list[Path], name: str | None) -> Path:
+    """The newest exported sidecar in `folders` (named `name`, or a browser's `name (1).md` copy)."""
+    stem = name.removesuffix(".md") if name else None
+    found: list[tuple[float, str, Path]] = []
+    for folder in folders:
+        if not folder.is_dir():
+            continue
+        for path in folder.iterdir():
+            if not _EXPORT_NAME.fullmatch(path.name) or not path.is_file():
+                continue
+            if stem is not None and re.sub(r" ?\([0-9]+\)\.md$", ".md", path.name) != f"{stem}.md":
+                continue
+            found.append((path.stat().st_mtime, path.name, path))
+    if not found:
+        where = ", ".join(str(f) for f in folders) or "no download folder (HOME and XDG_DOWNLOAD_DIR unset)"
+        raise InputError(
+            f"--from-downloads: no {name or 'user-response-*.md'} in {where}",
+            hint="press Export in the report's HTML view first, or pass the file's path",
+        )
+    return max(found)[2]
 
 
 # ---------------------------------------------------------------- show and list
@@ -305,7 +605,10 @@ def show(root: Path, report: str) -> dict[str, Any]:
             for q in ref.questions
             if q.id not in answered
         ],
-        "answers": [{"questionId": a.question_id, "question": a.question, "answer": a.answer} for a in answered.values()],
+        "answers": [
+            {"questionId": a.question_id, "question": a.question, "answer": a.answer, "recordedBy": a.recorded_by}
+            for a in answered.values()
+        ],
         "blocks": responses.blocks() if responses else [],
         "decisions": _block_dict(responses),
     }
@@ -345,6 +648,11 @@ def list_run(root: Path, manifest: str | None) -> dict[str, Any]:
             }
         )
     return {"runId": run.run_id, "sidecars": rows}
+
+
+def recorded_by_text(recorded_by: str) -> str:
+    """How a view or a terminal says who recorded an answer."""
+    return "relayed by the lead" if recorded_by == sc.RELAYED_BY_LEAD else "the user"
 
 
 def one_line(text: str, width: int = 80) -> str:

@@ -59,9 +59,9 @@ metas = st.builds(
     created_at=nonblank_text,
 )
 
-answer_lists = st.lists(st.tuples(question_ids, free_text, free_text), max_size=6, unique_by=lambda t: t[0]).map(
-    lambda rows: tuple(sc.Answer(*row) for row in rows)
-)
+answer_lists = st.lists(
+    st.tuples(question_ids, free_text, free_text, st.sampled_from(sc.RECORDERS)), max_size=6, unique_by=lambda t: t[0]
+).map(lambda rows: tuple(sc.Answer(*row) for row in rows))
 
 plan_decisions = st.one_of(
     st.builds(sc.PlanDecision, st.just("approved"), raw_option_ids, optional_text),

@@ -46,7 +46,7 @@ def test_no_value_changes_the_number_of_headings_or_lines(r):
     text = sc.serialize(r)
     headings = [line for line in text.split("\n") if line.startswith("#")]
     assert len(headings) == _expected_structure(r)
-    fields_per_block = 6 + 2 * len(r.answers) + sum(len(sc._BLOCK_FIELDS[b]) for b in r.blocks()[1:])
+    fields_per_block = 6 + 3 * len(r.answers) + sum(len(sc._BLOCK_FIELDS[b]) for b in r.blocks()[1:])
     assert len([line for line in text.split("\n") if line.startswith("- ")]) == fields_per_block
     # every field line is '- name: ' + one literal; the literal never holds a raw newline
     for line in text.split("\n"):
@@ -70,7 +70,7 @@ def test_lone_surrogates_are_escaped_and_read_back(value):
 
 @pytest.mark.parametrize("hostile", HOSTILE)
 def test_a_hostile_answer_cannot_forge_a_block(hostile):
-    r = sc.Responses(META, (sc.Answer("Q1", hostile, hostile),))
+    r = sc.Responses(META, (sc.Answer("Q1", hostile, hostile, sc.USER),))
     text = sc.serialize(r)
     assert sc.parse(text, "x.md") == r
     assert sc.parse(text, "x.md").blocks() == ["ANSWERS"]
@@ -79,7 +79,7 @@ def test_a_hostile_answer_cannot_forge_a_block(hostile):
 def test_the_canonical_text_is_stable():
     r = sc.Responses(
         META,
-        (sc.Answer("Q1", "Which store?", 'Redis, "clustered"'),),
+        (sc.Answer("Q1", "Which store?", 'Redis, "clustered"', sc.RELAYED_BY_LEAD),),
         plan_decision=sc.PlanDecision("approved", "b", None),
         report_authoring=sc.ReportAuthoring("approved", "the report-writer timed out twice"),
     )
@@ -101,6 +101,7 @@ def test_the_canonical_text_is_stable():
         "\n"
         '- question: "Which store?"\n'
         '- answer: "Redis, \\"clustered\\""\n'
+        '- recorded-by: "relayed-by-lead"\n'
         "\n"
         "## PLAN DECISION\n"
         "\n"
@@ -145,8 +146,8 @@ def test_option_ids_that_cannot_be_normalised_are_refused(raw):
         lambda: sc.SidecarMeta("feature/x\n", "analysis", 1, "r1", "a.md", "now"),
         lambda: sc.SidecarMeta("feature/x", "analysis", True, "r1", "a.md", "now"),
         lambda: sc.SidecarMeta("feature/x", "analysis", 0, "r1", "a.md", "now"),
-        lambda: sc.Answer("Q 1", "q", "a"),
-        lambda: sc.Responses(META, (sc.Answer("Q1", "q", "a"), sc.Answer("Q1", "q", "b"))),
+        lambda: sc.Answer("Q 1", "q", "a", sc.USER),
+        lambda: sc.Responses(META, (sc.Answer("Q1", "q", "a", sc.USER), sc.Answer("Q1", "q", "b", sc.USER))),
     ],
 )
 def test_invalid_records_are_refused(make):
@@ -155,7 +156,7 @@ def test_invalid_records_are_refused(make):
 
 
 def _text(**kw) -> str:
-    return sc.serialize(sc.Responses(META, (sc.Answer("Q1", "q", "a"),), **kw))
+    return sc.serialize(sc.Responses(META, (sc.Answer("Q1", "q", "a", sc.USER),), **kw))
 
 
 @pytest.mark.parametrize(
@@ -163,16 +164,18 @@ def _text(**kw) -> str:
     [
         (lambda t: t.replace("# User response: implementation-planning", "# User response: analysis"), 1, "title"),
         (lambda t: t.replace(sc.FORMAT_LINE, "<!-- other -->"), 3, "format line"),
-        (lambda t: t.replace('- status: "approved"', '- status: "approvedd"'), 21, "not one of"),
-        (lambda t: t.replace('- reason: "yes"', '- reason: ""'), 22, "must not be empty"),
-        (lambda t: t.replace('- reason: "yes"', "- reason: null"), 22, "expected a string"),
+        (lambda t: t.replace('- status: "approved"', '- status: "approvedd"'), 22, "not one of"),
+        (lambda t: t.replace('- reason: "yes"', '- reason: ""'), 23, "must not be empty"),
+        (lambda t: t.replace('- reason: "yes"', "- reason: null"), 23, "expected a string"),
         (lambda t: t.replace('- answer: "a"', "- answer: a"), 17, "not a quoted string"),
         (lambda t: t.replace('- answer: "a"', '- answer: "a\\x"'), 17, "bad escape"),
         (lambda t: t.replace('- answer: "a"', '- answer: "a" "b"'), 17, "unescaped quote"),
         (lambda t: t.replace('- answer: "a"', '- notes: "a"'), 17, "expected the field 'answer'"),
         (lambda t: t.replace("### Q1", "### Q 1"), 14, "not a question id"),
-        (lambda t: t.replace("## REPORT AUTHORING", "## REPORT AUTHORS"), 19, "block heading"),
-        (lambda t: t + "\n## REPORT AUTHORING\n", 24, "twice or out of order"),
+        (lambda t: t.replace('- recorded-by: "user"', '- recorded-by: "USER"'), 18, "recorded-by"),
+        (lambda t: t.replace('- recorded-by: "user"\n', ""), 19, "expected the field '- recorded-by"),
+        (lambda t: t.replace("## REPORT AUTHORING", "## REPORT AUTHORS"), 20, "block heading"),
+        (lambda t: t + "\n## REPORT AUTHORING\n", 25, "twice or out of order"),
         (lambda t: t.replace("- report-number: 3", '- report-number: "3"'), 7, "report-number"),
         (lambda t: t.split("## ANSWERS")[0], 12, "file ends"),
     ],
@@ -203,7 +206,7 @@ def test_blocks_out_of_order_are_refused():
 def test_the_export_object_maps_to_the_same_record():
     r = sc.Responses(
         META,
-        (sc.Answer("Q1", "q", "a"),),
+        (sc.Answer("Q1", "q", "a", sc.USER),),
         sc.PlanDecision("rejected", None, "too big"),
         sc.AnalysisReview("accepted"),
         sc.DirectionSelection("opt 2", "Two"),

@@ -95,7 +95,9 @@ def test_js_normalises_option_ids_and_names_like_python(node, r, option, name):
 
 def test_lone_surrogates_and_astral_characters_match(node):
     base = sc.Responses(sc.SidecarMeta("a/b", "analysis", 1, "r1", "x.md", "now")).to_dict()
-    base["answers"] = [{"questionId": "Q1", "question": "\ud800 \udfff x\udc00", "answer": "😀 \U0001f600 \u2028"}]
+    base["answers"] = [
+        {"questionId": "Q1", "question": "\ud800 \udfff x\udc00", "answer": "😀 \U0001f600 \u2028", "recordedBy": "user"}
+    ]
     reply = node.serialize(base)
     assert reply["text"] == sc.serialize(sc.responses_from_export_object(base))
     assert "\\ud800" in reply["text"] and "😀" in reply["text"]
@@ -114,9 +116,11 @@ BAD = [
     {"reportAuthoring": {"status": "approved", "reason": ""}},
     {"reportAuthoring": {"status": "approved"}},
     {"reportAuthoring": {"status": "granted", "reason": "x"}},
-    {"answers": [{"questionId": "Q1", "question": "q", "answer": 1}]},
-    {"answers": [{"questionId": "Q 1", "question": "q", "answer": "a"}]},
-    {"answers": [{"questionId": "Q1", "question": "q", "answer": "a"}] * 2},
+    {"answers": [{"questionId": "Q1", "question": "q", "answer": 1, "recordedBy": "user"}]},
+    {"answers": [{"questionId": "Q 1", "question": "q", "answer": "a", "recordedBy": "user"}]},
+    {"answers": [{"questionId": "Q1", "question": "q", "answer": "a", "recordedBy": "user"}] * 2},
+    {"answers": [{"questionId": "Q1", "question": "q", "answer": "a"}]},
+    {"answers": [{"questionId": "Q1", "question": "q", "answer": "a", "recordedBy": "lead"}]},
     {"extra": 1},
 ]
 

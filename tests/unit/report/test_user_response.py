@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import time
 from pathlib import Path
 
 import pytest
 
 from conftest import tree_snapshot
 from fixtures.runs import make_run
-from okstra.commands import user_response_list, user_response_show, user_response_write
-from okstra.core.errors import InputError, PathEscapeError
+from okstra.commands import user_response_import, user_response_list, user_response_show, user_response_write
+from okstra.core.errors import InputError, PathEscapeError, RefusedError
 from okstra.report import sidecar as sc
 from okstra.report import user_response
 
@@ -171,3 +173,168 @@ def test_list_without_an_active_run_or_manifest_exits_2(project, capsys):
 def test_list_refuses_a_manifest_outside_the_project(project, report, capsys):
     assert user_response_list.main(["--run-manifest", "/etc/hostname"]) == 2
     assert "outside the project" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- who records (DESIGN §9)
+
+
+@pytest.mark.parametrize(
+    ("env", "who"),
+    [
+        ({}, sc.USER),
+        ({"HOME": "/h", "TERM": "xterm"}, sc.USER),
+        ({"CLAUDECODE": "1"}, sc.RELAYED_BY_LEAD),
+        ({"CLAUDECODE": ""}, sc.RELAYED_BY_LEAD),
+        ({"CLAUDE_CODE_CHILD_SESSION": "1"}, sc.RELAYED_BY_LEAD),
+        ({"OKSTRA_WORKER_ID": "claude-analyst"}, sc.RELAYED_BY_LEAD),
+    ],
+)
+def test_the_recorder_is_read_from_the_environment(env, who):
+    assert user_response.recorder(env) == who
+
+
+@pytest.mark.parametrize(
+    "block",
+    [
+        {"plan_decision": '{"status": "approved", "option": "A"}'},
+        {"analysis_review": '{"status": "accepted"}'},
+        {"direction_selection": '{"optionId": "A", "optionName": "x"}'},
+        {"report_authoring": '{"status": "approved", "reason": "r"}'},
+    ],
+)
+def test_a_decision_from_the_lead_is_refused_and_nothing_changes(project, report, block):
+    _, rel = report
+    before = tree_snapshot(project)
+    with pytest.raises(RefusedError, match="is the user's decision"):
+        user_response.write(project, rel, '{"Q1": "90"}', recorded_by=sc.RELAYED_BY_LEAD, **block)
+    assert tree_snapshot(project) == before
+
+
+def test_the_command_in_a_claude_code_session_refuses_a_decision(project, report, capsys, monkeypatch):
+    _, rel = report
+    monkeypatch.setenv("CLAUDECODE", "1")
+    before = tree_snapshot(project)
+    args = ["--report", rel, "--answers", "{}", "--plan-decision", '{"status": "approved", "option": "A"}']
+    assert user_response_write.main(args) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "PLAN DECISION is the user's decision" in err and "their own terminal" in err
+    assert tree_snapshot(project) == before
+
+
+def test_answers_relayed_by_the_lead_are_marked_and_the_users_own_replace_them(project, report, monkeypatch, capsys):
+    layout, rel = report
+    monkeypatch.setenv("CLAUDECODE", "1")
+    assert user_response_write.main(["--report", rel, "--answers", '{"Q1": "90", "Q2": "free"}']) == 0
+    assert "Q1: answered (relayed by the lead)" in capsys.readouterr().err
+    r = sc.parse(layout.sidecar("implementation-planning", 1).read_text(encoding="utf-8"), "s")
+    assert [a.recorded_by for a in r.answers] == [sc.RELAYED_BY_LEAD] * 2
+    monkeypatch.delenv("CLAUDECODE")
+    user_response.write(project, rel, '{"Q1": "120", "Q2": "free"}')
+    r = sc.parse(layout.sidecar("implementation-planning", 1).read_text(encoding="utf-8"), "s")
+    # a changed answer is the user's now; the same answer again keeps who recorded it
+    assert [(a.answer, a.recorded_by) for a in r.answers] == [("120", sc.USER), ("free", sc.RELAYED_BY_LEAD)]
+
+
+# ---------------------------------------------------------------- import
+
+
+def _export(layout, rel, tmp_path, *, name="user-response-implementation-planning-001.md", **blocks) -> Path:
+    meta = sc.SidecarMeta("feature/rate-limit", "implementation-planning", 1, layout.run_id, rel, "2026-11-30T10:00:00Z")
+    data = json.loads(layout.report_data("implementation-planning", 1).read_text(encoding="utf-8"))
+    q1 = data["openQuestions"][0]["question"]
+    responses = sc.Responses(
+        meta, (sc.Answer("Q1", q1, "90\n# not a heading", sc.USER), sc.Answer("Q2", "Which tier?", "paid", sc.USER)), **blocks
+    )
+    path = tmp_path / "downloads" / name
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(sc.serialize(responses), encoding="utf-8")
+    return path
+
+
+def test_an_imported_export_becomes_the_sidecar_byte_for_byte(project, report, tmp_path):
+    layout, rel = report
+    export = _export(layout, rel, tmp_path, plan_decision=sc.PlanDecision("approved", "B"))
+    result = user_response.import_export(project, export, "e.md", None, sc.USER)
+    assert layout.sidecar("implementation-planning", 1).read_bytes() == export.read_bytes()
+    assert result.changes == ("Q1: answered", "Q2: answered", "PLAN DECISION: recorded")
+    again = user_response.import_export(project, export, "e.md", rel, sc.USER)
+    assert again.changed is False and again.changes == ()
+
+
+def test_an_import_from_the_leads_session_marks_answers_relayed_and_refuses_decisions(project, report, tmp_path):
+    layout, rel = report
+    before = tree_snapshot(project)
+    decided = _export(layout, rel, tmp_path, plan_decision=sc.PlanDecision("approved", "B"))
+    with pytest.raises(RefusedError, match="PLAN DECISION is the user's decision"):
+        user_response.import_export(project, decided, "e.md", None, sc.RELAYED_BY_LEAD)
+    assert tree_snapshot(project) == before
+    plain = _export(layout, rel, tmp_path)
+    user_response.import_export(project, plain, "e.md", None, sc.RELAYED_BY_LEAD)
+    r = sc.parse(layout.sidecar("implementation-planning", 1).read_text(encoding="utf-8"), "s")
+    assert {a.recorded_by for a in r.answers} == {sc.RELAYED_BY_LEAD}  # the file said "user": not believed
+
+
+def _mutations():
+    big = "x" * (10 * 1024 * 1024)
+    return [
+        (lambda t: t.replace("- report-number: 1", "- report-number: 2"), ":1: the title does not match"),
+        (
+            lambda t: t.replace("report 001", "report 002").replace("- report-number: 1", "- report-number: 2"),
+            ":7: report-number 2 is not this report's",
+        ),
+        (lambda t: t.replace('- run-id: "feature--rate-limit--r002"', '- run-id: "other--r001"'), ":8: run-id"),
+        (lambda t: t.replace("### Q2", "### Q9"), ":20: question Q9 is not an open question"),
+        (lambda t: t.replace('- question: "Which tier?"', '- question: "Which colour?"'), ":22: the text of question Q2"),
+        (lambda t: t.replace('- answer: "paid"', '- answer: "gold"'), ":23: 'gold' is not an option of Q2"),
+        (lambda t: t.replace("### Q2", "### Q1"), ":20: question Q1 is answered twice"),
+        (lambda t: t + '\n## PLAN DECISION\n\n- status: "approved"\n- option: "A"\n- reason: null\n', "appears twice"),
+        (lambda t: t.replace('- answer: "paid"', '- answer: "paid"\n## REPORT AUTHORING'), ":24: expected the field"),
+        (lambda t: t.replace('\\n# not a heading"', '"\n## PLAN DECISION'), ":18: expected the field"),
+        (lambda t: t.replace('- option: "B"', '- option: "Z"'), ":29: PLAN DECISION: option 'Z'"),
+        (lambda t: t.replace("## PLAN DECISION", "## ANALYSIS REVIEW"), ":29: expected the field 'notes'"),
+        (lambda t: t + '\n## REPORT AUTHORING\n\n- status: "approved"\n- reason: "r"\n', "does not ask for a REPORT AUTHORING"),
+        (lambda t: t.replace('"paid"', '"paid' + big + '"'), "an exported sidecar is at most 1,048,576"),
+        (lambda t: t.replace("paid", "p\udcffid"), "not UTF-8"),
+        (lambda t: "", ":1: the file ends where the title was expected"),
+    ]
+
+
+@pytest.mark.parametrize(("mutate", "words"), _mutations())
+def test_a_bad_export_is_refused_naming_the_line_and_the_sidecar_never_changes(project, report, tmp_path, mutate, words):
+    layout, rel = report
+    user_response.write(project, rel, '{"Q1": "earlier"}')
+    export = _export(layout, rel, tmp_path, plan_decision=sc.PlanDecision("approved", "B"))
+    text = mutate(export.read_text(encoding="utf-8"))
+    export.write_bytes(text.encode("utf-8", "surrogateescape"))
+    before = tree_snapshot(project)
+    with pytest.raises(InputError) as err:
+        user_response.import_export(project, export, "e.md", rel, sc.USER)
+    assert words in str(err.value) and "\n" not in str(err.value)
+    assert tree_snapshot(project) == before
+
+
+def test_from_downloads_takes_the_newest_copy_of_the_reports_export(project, report, tmp_path):
+    layout, rel = report
+    old = _export(layout, rel, tmp_path)
+    newer = _export(layout, rel, tmp_path, name="user-response-implementation-planning-001 (1).md")
+    other = _export(layout, rel, tmp_path, name="user-response-analysis-004.md")
+    for age, path in ((300, old), (100, newer), (0, other)):
+        os.utime(path, (time.time() - age, time.time() - age))
+    folders = user_response.download_folders({"XDG_DOWNLOAD_DIR": str(tmp_path / "downloads"), "HOME": str(tmp_path)})
+    assert user_response.newest_export(folders, "user-response-implementation-planning-001.md") == newer
+    assert user_response.newest_export(folders, None) == other
+    with pytest.raises(InputError, match="no user-response-verification-001.md in"):
+        user_response.newest_export(folders, "user-response-verification-001.md")
+
+
+def test_the_import_command_prints_the_sidecar_and_what_changed(project, report, tmp_path, capsys, monkeypatch):
+    layout, rel = report
+    _export(layout, rel, tmp_path, plan_decision=sc.PlanDecision("approved", "B"))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / "downloads").rename(tmp_path / "Downloads")
+    assert user_response_import.main(["--from-downloads", "--report", rel]) == 0
+    out, err = capsys.readouterr()
+    assert out == layout.relative(layout.sidecar("implementation-planning", 1)) + "\n"
+    assert "PLAN DECISION: recorded" in err and "importing " in err
+    assert user_response_import.main(["--report", rel]) == 2
+    assert "give either FILE or --from-downloads" in capsys.readouterr().err

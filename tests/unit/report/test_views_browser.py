@@ -129,9 +129,9 @@ def test_export_writes_the_same_bytes_as_the_python_serializer(page):
     expected = sidecar.Responses(
         meta,
         (
-            sidecar.Answer("Q1", "Default limit for authenticated keys?", MULTILINE),
-            sidecar.Answer("Q2", "Limit per key or per IP?", "per client IP"),
-            sidecar.Answer("Q4", f"Is {HOSTILE} escaped in questions?", "<script>alert(1)</script>"),
+            sidecar.Answer("Q1", "Default limit for authenticated keys?", MULTILINE, sidecar.USER),
+            sidecar.Answer("Q2", "Limit per key or per IP?", "per client IP", sidecar.USER),
+            sidecar.Answer("Q4", f"Is {HOSTILE} escaped in questions?", "<script>alert(1)</script>", sidecar.USER),
         ),
         plan_decision=sidecar.PlanDecision("approved", "B", "Simpler.\n- two commands\n# enough"),
         analysis_review=sidecar.AnalysisReview("changes-requested", "Check /health > 90/min\nthen retry"),
