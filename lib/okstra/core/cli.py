@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import ast
 import json
+import os
 import sys
 import traceback
 from collections.abc import Callable
@@ -127,6 +128,13 @@ def emit_json(document: Any) -> None:
     sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False, sort_keys=False) + "\n")
 
 
+def environment_message(exc: OSError) -> str:
+    """One line for an OSError: which file, what the system said, what to do."""
+    where = f"{os.fsdecode(exc.filename)!r}: " if exc.filename is not None else ""
+    what = exc.strerror or type(exc).__name__
+    return f"{where}{what}; free space or fix the folder's permissions and type, then run again"
+
+
 def run(prog: str, body: Callable[[], int | None]) -> int:
     """Run a command body and turn every outcome into an exit code."""
     try:
@@ -149,6 +157,17 @@ def run(prog: str, body: Callable[[], int | None]) -> int:
         # The reader went away (e.g. `| head`): nothing more to say to it.
         sys.stderr.close()
         return EXIT_OK
+    except OSError as exc:
+        # The environment refused (disk full, read-only folder, odd file type): not a bug,
+        # and the writes are atomic so nothing is half-written (DESIGN §14).
+        say(prog, environment_message(exc))
+        return EXIT_FAILED
+    except (RecursionError, MemoryError):
+        say(prog, "the input is nested too deeply or too large to handle; give a smaller, flatter input")
+        return EXIT_FAILED
+    except UnicodeError as exc:
+        say(prog, f"text that is not valid UTF-8 ({type(exc).__name__}: {exc.reason}); use UTF-8 names and text")
+        return EXIT_FAILED
     except Exception as exc:  # noqa: BLE001 - the one place that turns bugs into exit 70
         if settings.debug():
             traceback.print_exc()

@@ -13,6 +13,8 @@ import fcntl
 import glob
 import json
 import os
+import re
+import stat
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -20,10 +22,13 @@ from typing import Any
 
 from okstra.core.errors import InputError, StateError
 
+_LONE_SURROGATE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
 
 def atomic_write(path: Path, data: str | bytes, *, mode: int = 0o644) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    _refuse_odd_target(path)
     payload = data.encode("utf-8") if isinstance(data, str) else data
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -39,6 +44,30 @@ def atomic_write(path: Path, data: str | bytes, *, mode: int = 0o644) -> None:
         raise
 
 
+def _refuse_odd_target(path: Path) -> None:
+    """okstra writes only regular files in real folders: a symlinked target or folder
+    would carry the write elsewhere (outside the project, onto another state file),
+    and a FIFO or folder in the target's place is not a document (DESIGN §14)."""
+    for what, candidate in (("file", path), ("folder", path.parent)):
+        try:
+            info = os.lstat(candidate)
+        except FileNotFoundError:
+            continue
+        if stat.S_ISLNK(info.st_mode):
+            raise StateError(
+                f"{candidate}: the {what} is a symbolic link; okstra does not write through links",
+                hint="remove the link and run again",
+            )
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if not stat.S_ISREG(info.st_mode):
+        raise StateError(
+            f"{path}: is not a regular file (a folder, FIFO or device is in its place)", hint="move it away and run again"
+        )
+
+
 def dumps(document: Any) -> str:
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 
@@ -50,17 +79,27 @@ def write_json(path: Path, document: Any) -> None:
 def parse_json(text: str, source: str) -> Any:
     """Parse JSON from an argument or file; errors name the source, line and column."""
     try:
-        return json.loads(text)
+        document = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(
             f"{source}: not valid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}",
             hint="fix the JSON and run again",
         ) from None
+    except RecursionError:
+        raise InputError(f"{source}: JSON nested too deeply", hint="flatten the document and run again") from None
+    if "\\u" in text and _LONE_SURROGATE.search(text):
+        try:
+            json.dumps(document, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise InputError(
+                f"{source}: a string holds a lone surrogate (e.g. \\ud800), which is not text", hint="send UTF-8 text"
+            ) from None
+    return document
 
 
 def read_text(path: Path, *, what: str = "file") -> str:
     try:
-        return Path(path).read_text(encoding="utf-8")
+        return _read_regular(Path(path)).decode("utf-8")
     except FileNotFoundError:
         raise InputError(f"{path}: no such {what}", hint="check the path") from None
     except IsADirectoryError:
@@ -69,6 +108,23 @@ def read_text(path: Path, *, what: str = "file") -> str:
         raise InputError(f"{path}: not UTF-8 text") from None
     except OSError as exc:
         raise InputError(f"{path}: cannot read: {exc.strerror}") from None
+
+
+def _read_regular(path: Path) -> bytes:
+    """The bytes of a regular file; a FIFO or device is refused without blocking on it."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise IsADirectoryError(21, "Is a directory", str(path))
+        if not stat.S_ISREG(info.st_mode):
+            raise InputError(f"{path}: is not a regular file (a FIFO or device)", hint="put a file there")
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 def read_json(path: Path, *, what: str = "file") -> Any:

@@ -118,7 +118,17 @@ def _loader() -> type:
     import yaml
 
     class StringLoader(yaml.SafeLoader):
-        """SafeLoader that resolves no bool/int/float/timestamp: scalars stay strings."""
+        """SafeLoader that resolves no bool/int/float/timestamp: scalars stay strings, and
+        refuses aliases: a config needs none, and expanding them ("billion laughs") can
+        take all memory (DESIGN §14)."""
+
+        def compose_node(self, parent, index):  # noqa: ANN001, ANN202 - PyYAML's signature
+            if self.check_event(yaml.events.AliasEvent):
+                event = self.peek_event()
+                raise yaml.composer.ComposerError(
+                    None, None, "aliases (*name) are not allowed in okstra's config", event.start_mark
+                )
+            return super().compose_node(parent, index)
 
     keep = {"tag:yaml.org,2002:null"}
     StringLoader.yaml_implicit_resolvers = {
