@@ -32,14 +32,14 @@ active_run() {
   PYTHONPATH="$REPO_ROOT/lib" python3 - "$PROJECT" "$@" <<'PY'
 import sys
 from pathlib import Path
-from okstra.core import fsio
+from okstra.model import active_run
 from okstra.model.active_run import ActiveRun, ApprovedStage
 root, planned = Path(sys.argv[1]), tuple(sys.argv[2:])
 run_id = "feature--rate-limit--r001"
 stage = ApprovedStage(2, "Limiter core", planned, None) if planned else None
 run = ActiveRun(run_id, "feature/rate-limit", "implementation" if planned else "analysis", f".okstra/runs/{run_id}",
                 f".okstra/runs/{run_id}/run-manifest.json", "implementation" if planned else "analysis", stage)
-fsio.write_json(root / ".okstra" / "active-run.json", run.to_dict())
+active_run.write_file(root, run.to_dict())
 (root / run.run_dir / "reports" / "user-responses").mkdir(parents=True, exist_ok=True)
 PY
 }
@@ -90,7 +90,7 @@ PY
   input=$(hook_input Bash "okstra user-response write --report R --report-authoring '{\"decision\":\"approved\"}'")
   run "$HOOK" <<<"$input"
   assert_success
-  assert_output --partial "only the user may grant REPORT AUTHORING, not the lead"
+  assert_output --partial "--report-authoring records a decision"
 }
 
 @test "a worker's environment confines it to its result and evidence" {
@@ -134,4 +134,33 @@ PY
   run env -i HOME="$HOME" PATH=/usr/bin:/bin CLAUDE_PROJECT_DIR="$PROJECT" "$BATS_TEST_TMPDIR/guard-link" <<<"$input"
   assert_success
   assert_output ""
+}
+
+@test "moving the active-run file away does not switch the guard off (the seal stays)" {
+  active_run src/limiter.py
+  mv "$PROJECT/.okstra/active-run.json" "$BATS_TEST_TMPDIR/away.json"
+  input=$(hook_input Write "$PROJECT/setup.py")
+  run "$HOOK" <<<"$input"
+  assert_success
+  assert_output --partial '"permissionDecision":"deny"'
+  assert_output --partial "is missing while"
+}
+
+@test "a FIFO in the active-run file's place is denied at once, without blocking" {
+  active_run src/limiter.py
+  rm "$PROJECT/.okstra/active-run.json"
+  mkfifo "$PROJECT/.okstra/active-run.json"
+  input=$(hook_input Write "$PROJECT/src/limiter.py")
+  run timeout 5 "$HOOK" <<<"$input"
+  assert_success
+  assert_output --partial "is a FIFO"
+}
+
+@test "a Bash command the guard cannot read is denied with what is allowed" {
+  active_run src/limiter.py
+  input=$(hook_input Bash 'f=x; echo hi > $f')
+  run "$HOOK" <<<"$input"
+  assert_success
+  assert_output --partial '"permissionDecision":"deny"'
+  assert_output --partial "allowed: in Bash during a run, read-only tools"
 }

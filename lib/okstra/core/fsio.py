@@ -9,6 +9,7 @@ lock. A process killed at any moment leaves the previous complete document.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import glob
 import json
@@ -62,6 +63,10 @@ def _refuse_odd_target(path: Path) -> None:
         info = os.lstat(path)
     except FileNotFoundError:
         return
+    if stat.S_ISDIR(info.st_mode):
+        raise IsADirectoryError(errno.EISDIR, "a folder is where the file must go", str(path))
+    if stat.S_ISDIR(info.st_mode):
+        raise IsADirectoryError(errno.EISDIR, "a folder is where the file must go", str(path))
     if not stat.S_ISREG(info.st_mode):
         raise StateError(
             f"{path}: is not a regular file (a folder, FIFO or device is in its place)", hint="move it away and run again"

@@ -13,40 +13,49 @@ Who is asking: a worker has the environment `worker-run` gives its child
 (`OKSTRA_WORKER_ROLE`, `OKSTRA_WORKER_ID`, `OKSTRA_RESULT_PATH`,
 `OKSTRA_EVIDENCE_DIR`, ...); anyone else is the lead.
 
-The rules, while a run is active (`.okstra/active-run.json`, read through the
-one hydrating loader `model.active_run`):
-- nobody but the user writes a user-response sidecar
-  (`reports/user-responses/`) or runs `user-response-write --report-authoring`;
-- nobody edits the active-run file or the files it references (they define
-  the approved scope);
+The rules, while a run is active (`.okstra/active-run.json` or its seal
+`.okstra/active-run.seal`, read through the one hydrating loader
+`model.active_run`, which refuses odd state: a missing pointer beside a seal,
+a symlink, folder, FIFO, second hard link, unreadable or non-JSON file, or a
+pointer whose sha256 differs from the seal's):
+- nobody but the user records a decision: no write to a user-response
+  sidecar (`reports/user-responses/`), no `user-response-write` with a
+  decision block, in any spelling (the Bash allow-list reads the words after
+  quotes are removed);
+- okstra's state under `.okstra/` (active run, manifests, team state,
+  sidecars, config, sequences, rendered reports, logs) is written by okstra's
+  commands only; the lead may edit a run's prompts and a report's data file
+  that no sidecar has decided yet, a worker its own result and evidence;
+- `.claude/` settings and okstra's own installation are not written during a run;
 - during an implementation stage (an approved stage is recorded) the lead and
-  an implementer worker write only the stage's planned paths or okstra's own
-  files under `.okstra/`;
+  an implementer worker write only the stage's planned paths;
 - analyst, planner, verifier, critic, report-writer and translator workers
   (and an implementer outside a stage) write only their own result file and
-  evidence folder.
+  evidence folder;
+- a file with more than one hard link is not written (which name is it?).
 
 Paths are resolved the way the filesystem will: relative to the hook input's
 `cwd`, `~`, `..`, and symlinks (a symlink inside an allowed folder pointing
 outside is judged by where it points). Allowances match case-sensitively;
-sidecar detection matches case-insensitively, so on a case-insensitive
-filesystem a case-changed spelling cannot reach a sidecar, and on a
-case-sensitive one a case-changed spelling is a different file that needs its
-own allowance. Planned paths are project-relative globs matched segment by
-segment: `*`, `?` and `[...]` stay within one segment, `**` spans any number
-of segments, and a pattern that names a folder covers everything inside it.
+sidecar and state detection matches case-insensitively, so on a
+case-insensitive filesystem a case-changed spelling cannot reach them. Planned
+paths are project-relative globs matched segment by segment: `*`, `?` and
+`[...]` stay within one segment, `**` spans any number of segments, and a
+pattern that names a folder covers everything inside it.
 
-Bash: what a command writes cannot be known in general. The guard reads the
-writes it can see — redirections (`>`, `>>`, `&>`, ...), `tee`, `cp`, `mv`,
-`install`, `ln`, `dd of=`, `sed -i`/`perl -i`, `touch`, `truncate`, `rm`,
-`mkdir` — following `cd` within the command, and judges their targets like
-file writes (scratch files in the temp folder and `/dev/null` are fine for
-Bash). A stage's scope is also checked after the fact against the git diff
-(a later capability); this hook is the first line, not the only one.
+Bash: allow what is understood and allowed, deny the rest
+(`harness.bash_policy`): simple commands from an allow-list (read-only tools,
+okstra's commands each with its rule, the run's `allowedCommands`) whose every
+written file is judged like a Write. A stage's scope is also checked after the
+fact against the git diff (stage-check); this hook is the first line, not the
+only one.
+
+The hook never blocks: state files are type-checked before opening and opened
+with O_NONBLOCK; nothing is globbed; inputs past a size are denied unread.
 
 Hot path (DESIGN §13): this module imports `posix`, `sys`, `okstra.core.fastfs`,
 `okstra.core.jsonlite`, `okstra.core.errors` and `okstra.model.active_run` only.
-The Bash reader (`harness.bash_writes`), `fnmatch`, `json` and okstra's
+The Bash reader (`harness.bash_policy`), `fnmatch`, `json` and okstra's
 settings are imported inside the branches that need them. Paths are handled
 with `core.fastfs` (the `os.path` algorithms on the builtin `posix` module)
 rather than through `core.paths`, which imports `pathlib`.
@@ -64,6 +73,9 @@ LEAD_ROLES = frozenset({"", "leader", "lead"})
 STAGE_WRITER_ROLES = frozenset({"implementer", "executor"})
 SIDECAR_PARTS = ("reports", "user-responses")
 OKSTRA_DIR = ".okstra"
+CLAUDE_DIR = ".claude"
+MAX_INPUT = 1 << 23  # hook JSON past 8 MiB is not read (answer within 1 s, DESIGN §10)
+MAX_COMMAND = 1 << 16  # a Bash command past 64 KiB is not read
 SHOWN_PATTERNS = 8
 TEMP_DIRS = ("/tmp", "/var/tmp")
 DEVICES = ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/zero")
@@ -81,10 +93,10 @@ def main(stdin=None, stdout=None, env=None) -> int:
     env = fastfs.environ() if env is None else env
     active = True  # until shown otherwise: an error before then must deny, not allow
     try:
-        raw = stdin.read()
-        data, malformed = _parse(raw)
+        raw = stdin.read(MAX_INPUT + 1)
+        data, malformed = _parse(raw) if len(raw) <= MAX_INPUT else ({}, f"more than {MAX_INPUT} bytes")
         root = _project_root(env, data)
-        active = root is not None and fastfs.exists(fastfs.join(root, active_run.ACTIVE_RUN_FILE))
+        active = root is not None and signalled(root)
         if not active:
             if malformed:
                 _log(env, f"malformed hook input with no active run, allowed: {malformed}")
@@ -94,7 +106,7 @@ def main(stdin=None, stdout=None, env=None) -> int:
         if not active:
             _log(env, f"error with no active run, allowed: {exc}")
             return 0
-        reason = f"the active run could not be read: {exc}"
+        reason = f"the active run's state is not usable, so nothing is allowed until it is: {exc}"
     except Exception as exc:  # noqa: BLE001 - an exception would let the write through (fail open)
         if active and not _run_exists(env):
             active = False
@@ -107,6 +119,14 @@ def main(stdin=None, stdout=None, env=None) -> int:
     stdout.write(deny_json(reason) + "\n")
     stdout.flush()
     return 0
+
+
+def signalled(root: str) -> bool:
+    """Is a run active in `root`: the pointer or its seal is there (any type, even a
+    dangling link) — the same test as the sh door's `[ -e ] || [ -L ]`."""
+    return active_run.present(fastfs.join(root, active_run.ACTIVE_RUN_FILE)) or active_run.present(
+        fastfs.join(root, active_run.SEAL_FILE)
+    )
 
 
 def deny_json(reason: str) -> str:
@@ -151,7 +171,7 @@ def _project_root(env, data: dict) -> str | None:
     cwd = data.get("cwd") if isinstance(data.get("cwd"), str) and data.get("cwd") else posix.getcwd()
     here = fastfs.realpath(cwd)
     while True:
-        if fastfs.exists(fastfs.join(here, active_run.ACTIVE_RUN_FILE)):
+        if signalled(here):
             return here
         parent = fastfs.dirname(here)
         if parent == here:
@@ -163,7 +183,7 @@ def _run_exists(env) -> bool:
     """After an error before the input was understood: is a run active around here?"""
     try:
         root = _project_root(env, {})
-        return root is not None and fastfs.exists(fastfs.join(root, active_run.ACTIVE_RUN_FILE))
+        return root is not None and signalled(root)
     except Exception:  # noqa: BLE001 - cannot tell: assume a run, deny
         return True
 
@@ -204,6 +224,8 @@ class _Context:
         self.result = _real(env.get("OKSTRA_RESULT_PATH"), root, env)
         self.evidence = _real(env.get("OKSTRA_EVIDENCE_DIR"), root, env)
         self.stage = self.run.stage if self.run is not None else None
+        self.claude_dir = fastfs.realpath(fastfs.join(root, CLAUDE_DIR))
+        self.install_dir = _install_dir(root)
         self._planned = None
 
     @property
@@ -214,6 +236,13 @@ class _Context:
 
     def rel(self, path: str) -> str:
         return _relative(path, self.root)
+
+
+def _install_dir(root: str) -> str | None:
+    """okstra's own files (hooks, lib): not written during a run, unless okstra is the
+    project being worked on."""
+    here = fastfs.realpath(fastfs.dirname(fastfs.dirname(fastfs.dirname(fastfs.dirname(__file__)))))
+    return None if _inside(here, root) or _inside(root, here) else here
 
 
 def decide(data: dict, env, root: str) -> str | None:
@@ -241,27 +270,35 @@ def _judge(ctx: _Context, value: str, via: str, *, lenient: bool, cwd: str | Non
     lexical = fastfs.normpath(fastfs.join(cwd or ctx.cwd, fastfs.expanduser(value, ctx.env)))
     path = fastfs.realpath(lexical)
     shown = ctx.rel(path)
-    if _is_sidecar(lexical, ctx) or _is_sidecar(path, ctx) or _hard_link_to_sidecar(path, ctx):
+    if _is_sidecar(lexical, ctx) or _is_sidecar(path, ctx):
         return (
             f"{via} to {shown} touches a user-response sidecar, which only the user writes "
             "(through the report's HTML view Export or user-response-write in their own terminal); "
             "allowed: show the user the open questions (user-response-show) and wait for their answer"
         )
-    if path in ctx.protected:
+    if path in ctx.protected or lexical in ctx.protected:
         return (
             f"{via} to {shown} would change the active run, which render-bundle writes; "
             "allowed: run render-bundle (a new stage: render-bundle --stage N) to change what is approved"
         )
+    links = _links(path)
+    if links > 1:
+        return f"{via} to {shown}: the file has {links} hard links, so the guard cannot tell which file it is; allowed: a file with one name"
+    for folder, what in ((ctx.claude_dir, "Claude Code's settings (.claude/)"), (ctx.install_dir, "okstra's installation")):
+        if folder and (_inside(path, folder) or _inside(lexical, folder)):
+            return f"{via} to {shown} changes {what}, which stays as it is during a run; allowed: ask the user"
+    if _inside(path.casefold(), ctx.okstra_dir.casefold()) or _inside(lexical.casefold(), ctx.okstra_dir.casefold()):
+        return _judge_okstra(ctx, path, via, shown)
     if lenient and not _inside(path, ctx.root) and _is_scratch(path, ctx.env):
         return None
     if ctx.is_lead:
-        if ctx.stage is None or ctx.planned.covers(path) or _inside(path, ctx.okstra_dir):
+        if ctx.stage is None or ctx.planned.covers(path):
             return None
         return f"{via} to {shown} is outside {_stage_name(ctx)}; allowed: {_stage_allowance(ctx)}"
     if _own_output(ctx, path):
         return None
     if ctx.role in STAGE_WRITER_ROLES and ctx.stage is not None:
-        if ctx.planned.covers(path) or _inside(path, ctx.okstra_dir):
+        if ctx.planned.covers(path):
             return None
         return f"{via} to {shown} by {ctx.role} worker {ctx.worker_id} is outside {_stage_name(ctx)}; allowed: {_stage_allowance(ctx)}"
     why = "" if ctx.role not in STAGE_WRITER_ROLES else " (no implementation stage is approved)"
@@ -269,6 +306,47 @@ def _judge(ctx: _Context, value: str, via: str, *, lenient: bool, cwd: str | Non
         f"{via} to {shown}: {ctx.role} worker {ctx.worker_id} may write only its own result and evidence{why}; "
         f"allowed: {_own_allowance(ctx)}"
     )
+
+
+def _judge_okstra(ctx: _Context, path: str, via: str, shown: str) -> str | None:
+    """Under `.okstra/`: okstra's state is written by okstra's commands only (DESIGN §10).
+    The lead may edit a run's prompts and an undecided report's data file; a worker its
+    own result and evidence, when they lie inside the active run's folder."""
+    run_dir = fastfs.realpath(fastfs.join(ctx.root, ctx.run.run_dir))
+    parts = path[len(run_dir) + 1 :].split("/") if _inside(path, run_dir) and path != run_dir else []
+    if not ctx.is_lead and parts and parts[0] == "results" and _own_output(ctx, path):
+        return None
+    if ctx.is_lead and len(parts) >= 2 and parts[0] == "prompts":
+        return None
+    if ctx.is_lead and len(parts) == 2 and parts[0] == "reports" and parts[1].endswith(".data.json"):
+        decided = _sidecar_of(run_dir, parts[1])
+        if decided is None or not active_run.present(decided):
+            return None
+        return (
+            f"{via} to {shown}: the user has answered this report (its sidecar exists), so its data is what "
+            "they decided on; allowed: a new report through round-prepare/report-draft"
+        )
+    return (
+        f"{via} to {shown} changes okstra's state, which only okstra's commands write; allowed: "
+        "the run's prompts and an undecided report's .data.json (lead), a worker's own result and evidence; "
+        "use okstra's commands for the rest"
+    )
+
+
+def _sidecar_of(run_dir: str, data_name: str) -> str | None:
+    """The sidecar path of `final-report-<type>-<NNN>.data.json` (run.layout's naming)."""
+    stem = data_name[: -len(".data.json")]
+    if not stem.startswith("final-report-"):
+        return None
+    return fastfs.join(run_dir, *SIDECAR_PARTS, f"user-response-{stem[len('final-report-') :]}.md")
+
+
+def _links(path: str) -> int:
+    try:
+        info = posix.lstat(path)
+    except (OSError, ValueError):
+        return 0
+    return info.st_nlink if info.st_mode & 0o170000 == 0o100000 else 0
 
 
 def _own_output(ctx: _Context, path: str) -> bool:
@@ -334,35 +412,6 @@ def _is_sidecar(path: str, ctx: _Context) -> bool:
     return False
 
 
-def _hard_link_to_sidecar(path: str, ctx: _Context) -> bool:
-    """A second name for a sidecar file (hard link) is the sidecar too."""
-    try:
-        info = posix.stat(path)
-    except (OSError, ValueError):
-        return False
-    if info.st_nlink < 2 or not fastfs.isfile(path):
-        return False
-    runs = fastfs.join(ctx.okstra_dir, "runs")
-    try:
-        run_ids = posix.listdir(runs)
-    except OSError:
-        return False
-    for run_id in run_ids:
-        folder = fastfs.join(runs, run_id, *SIDECAR_PARTS)
-        try:
-            names = posix.listdir(folder)
-        except OSError:
-            continue
-        for name in names:
-            try:
-                other = posix.stat(fastfs.join(folder, name))
-            except OSError:
-                continue
-            if (other.st_dev, other.st_ino) == (info.st_dev, info.st_ino):
-                return True
-    return False
-
-
 def _is_scratch(path: str, env) -> bool:
     if path in DEVICES or path.startswith("/dev/fd/") or path.startswith("/proc/self/fd/"):
         return True
@@ -408,17 +457,22 @@ class _Planned:
         return any(_match(glob, 0, parts, 0) for glob in self.globs)
 
 
-def _match(pattern: list[str], i: int, parts: list[str], j: int) -> bool:
-    """Does `pattern[i:]` match `parts[j:k]` for some k (a folder covers its contents)?"""
-    while True:
-        if i == len(pattern):
-            return True
-        if pattern[i] == "**":
-            return any(_match(pattern, i + 1, parts, k) for k in range(j, len(parts) + 1))
-        if j == len(parts) or not _segment(pattern[i], parts[j]):
-            return False
-        i += 1
-        j += 1
+def _match(pattern: list[str], i: int, parts: list[str], j: int, memo: dict | None = None) -> bool:
+    """Does `pattern[i:]` match `parts[j:k]` for some k (a folder covers its contents)?
+    Memoised on (i, j), so many `**` cost len(pattern) x len(parts) steps, not an exponent."""
+    if memo is None:
+        memo = {}
+    key = (i, j)
+    if key in memo:
+        return memo[key]
+    if i == len(pattern):
+        found = True
+    elif pattern[i] == "**":
+        found = any(_match(pattern, i + 1, parts, k, memo) for k in range(j, len(parts) + 1))
+    else:
+        found = j < len(parts) and _segment(pattern[i], parts[j]) and _match(pattern, i + 1, parts, j + 1, memo)
+    memo[key] = found
+    return found
 
 
 def _segment(pattern: str, name: str) -> bool:
@@ -453,27 +507,27 @@ def _segment(pattern: str, name: str) -> bool:
 
 
 def _judge_bash(ctx: _Context, command: str) -> str | None:
-    if _runs_report_authoring(command):
-        who = "the lead" if ctx.is_lead else f"{ctx.role} worker {ctx.worker_id}"
+    if len(command) > MAX_COMMAND:
         return (
-            f"only the user may grant REPORT AUTHORING, not {who}: `user-response-write --report-authoring` "
-            "is theirs to run; allowed: ask the user to decide (HTML view Export, or user-response-write "
-            "--report-authoring in their own terminal) and wait for the sidecar"
+            f"a Bash command of {len(command)} characters is more than the guard reads ({MAX_COMMAND}); allowed: shorter commands"
         )
-    from okstra.harness.bash_writes import write_targets
+    from okstra.harness import bash_policy
 
-    for target, cwd in write_targets(command, ctx.cwd, ctx.env):
-        reason = _judge(ctx, target, "Bash write", lenient=True, cwd=cwd)
-        if reason is not None:
-            return reason
-    return None
+    return bash_policy.check(command, _Asker(ctx))
 
 
-def _runs_report_authoring(command: str) -> bool:
-    """`user-response-write --report-authoring` in any spelling the dispatcher accepts
-    (`okstra user-response write`, `okstra user response write`, a path to the door)."""
-    text = command.casefold()
-    if "authoring" not in text:
-        return False
-    squashed = "-".join(text.replace("'", " ").replace('"', " ").replace("\\", " ").split())
-    return "user-response-write" in squashed and "report-authoring" in squashed
+class _Asker:
+    """What the Bash allow-list needs to know about the caller."""
+
+    def __init__(self, ctx: _Context) -> None:
+        self.ctx = ctx
+        self.cwd = ctx.cwd
+        self.home = fastfs.expanduser("~", ctx.env)
+        self.allowed_commands = ctx.run.allowed_commands
+        self.may_commit = ctx.is_lead or ctx.role in STAGE_WRITER_ROLES
+        self.okstra_bin = fastfs.realpath(
+            fastfs.join(fastfs.dirname(fastfs.dirname(fastfs.dirname(fastfs.dirname(__file__)))), "bin")
+        )
+
+    def judge_write(self, target: str, cwd: str) -> str | None:
+        return _judge(self.ctx, target, "Bash write", lenient=True, cwd=cwd)

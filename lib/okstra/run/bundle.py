@@ -266,7 +266,10 @@ def render(project_root: Path, request: BundleRequest, *, catalog: Catalog | Non
     for folder in (run.results_dir, run.logs_dir, run.reports_dir):
         folder.mkdir(parents=True, exist_ok=True)
     for path, _, document in documents:
-        fsio.write_json(path, document)
+        if path == project.active_run:
+            active_run.write_file(root, document)  # with its seal (DESIGN §10)
+        else:
+            fsio.write_json(path, document)
         written.append(path)
     return BundleResult(
         project_root=root,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from okstra.core import fsio
+from okstra.model import active_run
 from okstra.model.active_run import ActiveRun, ApprovedStage
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "hooks"
@@ -38,7 +38,12 @@ def session_start_input(cwd: Path | str, source: str = "compact") -> bytes:
 
 
 def write_active_run(
-    root: Path, planned: tuple[str, ...] | None = None, *, task_type: str | None = None, title: str = "Limiter core"
+    root: Path,
+    planned: tuple[str, ...] | None = None,
+    *,
+    task_type: str | None = None,
+    title: str = "Limiter core",
+    allowed: tuple[str, ...] = (),
 ) -> ActiveRun:
     stage = ApprovedStage(2, title, planned, "0123abc") if planned is not None else None
     run = ActiveRun(
@@ -49,8 +54,9 @@ def write_active_run(
         run_manifest_path=f"{RUN_DIR}/run-manifest.json",
         phase="implementation" if stage else "analysis",
         stage=stage,
+        allowed_commands=allowed,
     )
-    fsio.write_json(root / ".okstra" / "active-run.json", run.to_dict())
+    active_run.write_file(root, run.to_dict())
     (root / RUN_DIR / "reports" / "user-responses").mkdir(parents=True, exist_ok=True)
     (root / RUN_DIR / "results").mkdir(parents=True, exist_ok=True)
     return run

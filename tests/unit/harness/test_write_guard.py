@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from okstra.core import fsio
-from okstra.harness import bash_writes, write_guard
+from okstra.harness import write_guard
+from okstra.model import active_run
 from unit.harness.hookdata import RUN_DIR, hook_input, sidecar_path, worker_env, write_active_run
 
 REPO = Path(__file__).resolve().parents[3]
@@ -49,7 +50,7 @@ def reason_of(doc: dict | None) -> str:
 
 @pytest.fixture
 def stage(project: Path) -> Path:
-    write_active_run(project, PLANNED)
+    write_active_run(project, PLANNED, allowed=("pytest:*", "Bash(make test)"))
     return project
 
 
@@ -164,7 +165,7 @@ def test_a_compacted_active_run_is_hydrated_and_its_parts_are_protected(project)
     fsio.write_json(project / RUN_DIR / "stage-3.json", stage_doc)
     run = write_active_run(project, ("ignored",)).to_dict()
     run["approvedStage"] = {"$ref": f"{RUN_DIR}/stage-3.json"}
-    fsio.write_json(project / ".okstra" / "active-run.json", run)
+    active_run.write_file(project, run)
     assert decide(project, "Write", path=project / "src" / "api" / "x.py") is None
     assert "stage 3 (API)" in reason_of(decide(project, "Write", path=project / "ignored"))
     assert "would change the active run" in reason_of(decide(project, "Edit", path=project / RUN_DIR / "stage-3.json"))
@@ -202,11 +203,11 @@ def test_sidecar_spellings_are_all_caught(analysis, spelling):
     assert "sidecar" in reason_of(decide(analysis, "Write", path=path))
 
 
-def test_a_hard_link_to_a_sidecar_is_the_sidecar(analysis):
+def test_a_hard_link_to_a_sidecar_is_denied_as_a_second_name(analysis):
     sidecar = sidecar_path(analysis)
     sidecar.write_text("# user response\n")
     os.link(sidecar, analysis / "innocent.md")
-    assert "sidecar" in reason_of(decide(analysis, "Edit", path=analysis / "innocent.md"))
+    assert "2 hard links" in reason_of(decide(analysis, "Edit", path=analysis / "innocent.md"))
 
 
 def test_a_symlink_to_a_sidecar_is_the_sidecar(analysis):
@@ -243,7 +244,9 @@ def test_bash_writing_a_sidecar_is_denied(analysis, command):
     sidecar = sidecar_path(analysis)
     sidecar.write_text("# user response\n")
     text = command.format(side=sidecar, dir=sidecar.parent)
-    assert "sidecar" in reason_of(decide(analysis, "Bash", command=text)), text
+    reason = reason_of(decide(analysis, "Bash", command=text))
+    # Either the write is seen and judged, or the command is not understood: denied both ways.
+    assert "sidecar" in reason or "is not" in reason or "here-document" in reason, text
 
 
 @pytest.mark.parametrize(
@@ -252,7 +255,7 @@ def test_bash_writing_a_sidecar_is_denied(analysis, command):
         "user-response-write --report R --answers '{}' --report-authoring '{\"decision\": \"approved\"}'",
         "okstra user-response write --report R --report-authoring='{}'",
         "okstra user response write --report R --report-authoring '{}'",
-        "~/.okstra/bin/user-response-write --report-authoring '{}' --report R",
+        f"{REPO}/bin/user-response-write --report-authoring '{{}}' --report R",
         "cd /tmp && \"user-response-write\" --report R --report-authoring '{}'",
     ],
 )
@@ -260,8 +263,7 @@ def test_bash_writing_a_sidecar_is_denied(analysis, command):
 def test_report_authoring_is_the_users_alone(analysis, command, role):
     env = worker_env(analysis, role) if role else {}
     reason = reason_of(decide(analysis, "Bash", command=command, env=env))
-    assert "only the user may grant REPORT AUTHORING" in reason
-    assert ("not the lead" in reason) == (role == "")
+    assert "--report-authoring records a decision" in reason and "only the user makes" in reason
 
 
 def test_recording_answers_without_report_authoring_is_not_blocked(analysis):
@@ -294,7 +296,7 @@ def test_analysis_workers_cannot_leave_their_evidence_folder(stage, role, tmp_pa
     assert decide(stage, "Write", path=evidence / "escape" / "limiter.py", env=env) is not None
     assert decide(stage, "Bash", command=f"echo x > {evidence}/../../../../../notes.md", env=env) is not None
     assert decide(stage, "Bash", command=f"echo scratch > {tmp_path}/scratch.txt", env=env) is None  # the temp folder
-    assert decide(stage, "Bash", command=f"pytest -q > {evidence}/pytest.txt 2>&1", env=env) is None
+    assert decide(stage, "Bash", command=f"ls -l > {evidence}/ls.txt 2>&1", env=env) is None
 
 
 def test_analysis_workers_are_guarded_without_a_stage_too(analysis):
@@ -305,8 +307,10 @@ def test_analysis_workers_are_guarded_without_a_stage_too(analysis):
 
 def test_a_worker_without_its_paths_in_the_environment_may_write_nothing(stage):
     env = {"OKSTRA_WORKER_ROLE": "verifier", "OKSTRA_WORKER_ID": "kimi-verifier"}
-    reason = reason_of(decide(stage, "Write", path=stage / RUN_DIR / "results" / "kimi-verifier.md", env=env))
+    reason = reason_of(decide(stage, "Write", path=stage / "notes" / "kimi-verifier.md", env=env))
     assert "OKSTRA_RESULT_PATH and OKSTRA_EVIDENCE_DIR are not set" in reason
+    reason = reason_of(decide(stage, "Write", path=stage / RUN_DIR / "results" / "kimi-verifier.md", env=env))
+    assert "okstra's state" in reason
 
 
 def test_the_implementer_writes_planned_paths_and_its_own_files(stage):
@@ -360,7 +364,8 @@ def test_bash_commands_within_scope_pass(stage, command):
     ],
 )
 def test_bash_writes_outside_the_stage_are_denied(stage, command):
-    assert "outside the planned paths" in reason_of(decide(stage, "Bash", command=command)), command
+    reason = reason_of(decide(stage, "Bash", command=command))
+    assert "outside the planned paths" in reason or "sed -i writes a file" in reason, command
 
 
 # ------------------------------------------------------------------ failures while a run is active
@@ -431,28 +436,6 @@ def test_a_decision_loads_no_heavy_module(stage):
         decision, loaded = done.stdout.decode().rsplit(" ", 1)
         assert loaded.strip() == "[]", f"hot path imported {loaded.strip()} deciding {target}"
         assert ("deny" in decision) == (target == "Makefile")
-
-
-@pytest.mark.parametrize(
-    ("command", "targets"),
-    [
-        ('echo "a > b"', []),
-        ('git commit -m "fix > thing"', []),
-        ("ls 2>/dev/null >&2", ["/dev/null"]),
-        ("cmd >& out.txt", ["out.txt"]),
-        ("x=1 sudo tee -a f1 f2 < in", ["f1", "f2"]),
-        ("timeout 10 cp a b", ["b"]),
-        ("{ echo a; } > grp.txt", ["grp.txt"]),
-        ("if true; then echo > t.txt; fi", ["t.txt"]),
-        ("cat <<EOF | tee doc.md\nhello > not-a-target\nEOF\necho > after.txt", ["doc.md", "after.txt"]),
-        ('cat <<< "a > b" > out', ["out"]),
-        ('echo a\\ b > "c d"', ["c d"]),
-        ("echo ok # > comment", []),
-        ("dd if=/dev/zero of=disk.img bs=1k count=1", ["disk.img"]),
-    ],
-)
-def test_the_bash_reader_sees_the_writes_a_command_spells_out(command, targets):
-    assert [t for t, _ in bash_writes.write_targets(command, "/p", {})] == targets
 
 
 @pytest.mark.parametrize(
