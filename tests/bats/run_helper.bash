@@ -7,12 +7,11 @@ stage_scope() {
   PYTHONPATH="$REPO_ROOT/lib" python3 - "$PROJECT" "$@" <<'PY'
 import sys
 from pathlib import Path
-from okstra.core import fsio
 from okstra.model import active_run
 root = Path(sys.argv[1])
 run = active_run.load(root)
 staged = run.evolve(task_type="implementation", stage=active_run.ApprovedStage(1, "Stage one", tuple(sys.argv[2:]), None))
-fsio.write_json(active_run.path_for(root), staged.to_dict())
+active_run.write_file(root, staged.to_dict())  # with its seal, as okstra writes it
 PY
 }
 

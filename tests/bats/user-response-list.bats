@@ -23,7 +23,7 @@ setup() { okstra_setup; make_report_run; }
 }
 
 @test "without an active run it asks for a manifest" {
-  rm .okstra/active-run.json
+  rm -f .okstra/active-run.json .okstra/active-run.seal
   run --separate-stderr user-response-list
   assert_failure 2
   [[ "$stderr" == "user-response-list: no active run in "*" (.okstra/active-run.json); pass --run-manifest "* ]]

@@ -80,7 +80,7 @@ wait_for_child() { # <worker>: print the provider's pid once worker-run started 
 }
 
 @test "with no active run it says so and exits 2" {
-  rm "$PROJECT/.okstra/active-run.json"
+  rm -f "$PROJECT/.okstra/active-run.json" "$PROJECT/.okstra/active-run.seal"
   run --separate-stderr worker-probe
   assert_failure 2
   [[ "$stderr" == "worker-probe: no active run in "* ]]
