@@ -158,6 +158,7 @@ PY
 
 @test "a Bash command the guard cannot read is denied with what is allowed" {
   active_run src/limiter.py
+  # shellcheck disable=SC2016  # the $ is the point: the guard must see it unexpanded
   input=$(hook_input Bash 'f=x; echo hi > $f')
   run "$HOOK" <<<"$input"
   assert_success
