@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -17,6 +18,37 @@ def _positive_int(text: str) -> int:
     return int(text)
 
 
+def _scope_begin(manifest: Path, worker: str, attempt: int | None):
+    """stage-check's snapshot before the worker runs; a failure here never stops the worker
+    (worker-run reports a bad run or worker itself), it is only noted on the dispatch."""
+    from okstra.commands import stage_check
+    from okstra.core.errors import OkstraError
+
+    try:
+        return stage_check.begin_worker(manifest, worker, attempt)
+    except OkstraError as exc:
+        return exc.message
+
+
+def _scope_end(scope, manifest: Path, worker: str, attempt: int | None) -> None:
+    """The scope verdict at the end of the dispatch, recorded on it (DESIGN §10)."""
+    from okstra.commands import stage_check
+    from okstra.core.errors import OkstraError
+
+    if isinstance(scope, str):
+        with contextlib.suppress(OkstraError):  # the run or worker itself was refused: worker-run said so
+            stage_check.not_checked(manifest, worker, attempt, scope)
+        return
+    try:
+        verdict = stage_check.end_worker(scope)
+    except OkstraError as exc:
+        cli.say(PROG, f"{worker}: scope not checked: {exc}")
+        return
+    if verdict is not None and not verdict.ok:
+        shown = ", ".join(p.change.path for p in verdict.out_of_scope[:5])
+        cli.say(PROG, f"{worker}: {len(verdict.out_of_scope)} path(s) out of scope: {shown} (stage-check lists them)")
+
+
 def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
     parser = cli.parser(PROG, doc)
     parser.add_argument("--run-manifest", required=True, type=Path)
@@ -28,6 +60,11 @@ def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
         from okstra.team import worker_run
 
         worker = check_worker_id(args.worker, "--worker")
-        return worker_run.run(args.run_manifest, worker, args.attempt, echo=worker_run.main_echo())
+        scope = _scope_begin(args.run_manifest, worker, args.attempt)
+        try:
+            return worker_run.run(args.run_manifest, worker, args.attempt, echo=worker_run.main_echo())
+        finally:
+            if scope is not None:
+                _scope_end(scope, args.run_manifest, worker, args.attempt)
 
     return cli.run(PROG, body)

@@ -421,6 +421,11 @@ def _is_scratch(path: str, env) -> bool:
     return any(_inside(path, fastfs.realpath(t)) for t in temps)
 
 
+def planned_matcher(patterns: tuple[str, ...], root: str) -> "_Planned":
+    """The planned-paths matcher (`.covers(absolute_path)`), for `stage-check` too: one set of glob rules."""
+    return _Planned(tuple(patterns), root)
+
+
 class _Planned:
     """The approved stage's planned paths: literals in a set, globs by segment."""
 

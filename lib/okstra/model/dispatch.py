@@ -71,6 +71,62 @@ class Usage:
         )
 
 
+@dataclass(frozen=True)
+class ScopeCheck:
+    """stage-check's verdict on what one worker changed, recorded when its run ended (DESIGN §10)."""
+
+    verdict: str  # "in-scope" | "out-of-scope" | "not-checked"
+    out_of_scope: tuple[str, ...] = ()
+    record: str | None = None  # project-relative scope record (every path the worker wrote)
+    note: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"verdict": self.verdict, "outOfScope": list(self.out_of_scope), "record": self.record, "note": self.note}
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any]) -> ScopeCheck:
+        return cls(str(raw.get("verdict")), tuple(raw.get("outOfScope") or ()), raw.get("record"), raw.get("note"))
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """The spend estimate of one dispatch before it ran: input tokens from its prompt, cost from prices."""
+
+    input_tokens: int
+    cost_usd: float | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"inputTokens": self.input_tokens, "costUsd": self.cost_usd}
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any]) -> Estimate:
+        return cls(int(raw.get("inputTokens") or 0), raw.get("costUsd"))
+
+
+@dataclass(frozen=True)
+class FailoverFrom:
+    """The attempt a failover dispatch stands in for, and why it ended."""
+
+    worker_id: str
+    attempt: int
+    provider: str
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"workerId": self.worker_id, "attempt": self.attempt, "provider": self.provider, "reason": self.reason}
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any]) -> FailoverFrom:
+        return cls(str(raw.get("workerId")), int(raw.get("attempt") or 1), str(raw.get("provider")), str(raw.get("reason")))
+
+
+# Optional records: stored only when set, so documents without them stay as they were.
+_OPTIONAL = {
+    "scopeCheck": ("scope_check", ScopeCheck),
+    "estimate": ("estimate", Estimate),
+    "failoverFrom": ("failover_from", FailoverFrom),
+}
+
 # Record field name (camelCase, as stored) -> attribute name.
 _FIELDS = {
     "workerId": "worker_id",
@@ -127,6 +183,9 @@ class Dispatch:
     exit_code: int | None = None
     reason: str | None = None
     usage: Usage | None = field(default=None)
+    scope_check: ScopeCheck | None = None
+    estimate: Estimate | None = None
+    failover_from: FailoverFrom | None = None
 
     @property
     def terminal(self) -> bool:
@@ -143,6 +202,9 @@ class Dispatch:
         values = asdict(self)
         out = {name: values[attr] for name, attr in _FIELDS.items()}
         out["usage"] = self.usage.to_dict() if self.usage else None
+        for name, (attr, _) in _OPTIONAL.items():
+            if getattr(self, attr) is not None:
+                out[name] = getattr(self, attr).to_dict()
         return out
 
     @classmethod
@@ -159,4 +221,7 @@ class Dispatch:
             )
         kwargs = {attr: raw[name] for name, attr in _FIELDS.items() if raw.get(name) is not None}
         usage = raw.get("usage")
+        for name, (attr, kind) in _OPTIONAL.items():
+            if isinstance(raw.get(name), Mapping):
+                kwargs[attr] = kind.from_dict(raw[name])
         return cls(**kwargs, usage=Usage.from_dict(usage) if isinstance(usage, Mapping) else None)

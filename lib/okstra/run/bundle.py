@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from okstra.core import fsio, schemas
+from okstra.core import fsio, git, schemas
 from okstra.core.clock import now_iso
 from okstra.core.errors import InputError, RefusedError, StateError
 from okstra.model import active_run
@@ -140,7 +140,8 @@ def _stage(request: BundleRequest, root: Path, key: layout.TaskKey) -> ApprovedS
         )
     stages = stage_map.load(plan.markdown, root=root)
     row = stages.row(request.stage)
-    base = stage_queue.base_commit_for(layout.for_project(root), key, stages, request.stage)
+    # A stage with no dependency starts from the project's HEAD: stage-check compares against it (DESIGN §10).
+    base = stage_queue.base_commit_for(layout.for_project(root), key, stages, request.stage) or git.head(root)
     return ApprovedStage(row.stage, row.title, row.planned_paths, base)
 
 

@@ -114,6 +114,26 @@ class RunLayout:
         """Where a CLI that writes its last message to a file (codex -o) writes it; never the result."""
         return self.logs_dir / f"{self._attempt_name(worker_id, attempt)}.answer"
 
+    def scope_record_path(self, worker_id: str, attempt: int = 1) -> Path:
+        """What a worker changed in its work tree, recorded by worker-run for stage-check."""
+        return self.logs_dir / f"{self._attempt_name(worker_id, attempt)}.scope.json"
+
+    @property
+    def worktrees(self) -> Path:
+        """The git worktrees this run created (--isolate worktree); teardown removes only these."""
+        return self.dir / "worktrees.json"
+
+    def worktree_dir(self, worker_id: str) -> Path:
+        return self.dir / "worktrees" / worker_id
+
+    def worktree_branch(self, worker_id: str) -> str:
+        return f"okstra/{self.run_id}/{worker_id}"
+
+    @property
+    def spend(self) -> Path:
+        """The run's budget (render-bundle --budget-usd) and price date."""
+        return self.dir / "spend.json"
+
     def report_stem(self, task_type: str, report_number: int) -> str:
         """Every file derived from a report uses the **report** number, never the run number."""
         return f"final-report-{task_type}-{report_number:03d}"
