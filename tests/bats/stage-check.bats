@@ -11,7 +11,6 @@ setup() {
   approved_plan
 }
 
-M="$STAGE_RUN_DIR/run-manifest.json"
 
 @test "names the unplanned file a codex implementer wrote and the planned file it deleted, and exits 1" {
   stage_run

@@ -11,7 +11,7 @@ from okstra.commands import render_bundle
 from okstra.core import schemas
 from okstra.core.errors import InputError, RefusedError
 from okstra.model import active_run, run_manifest, team_state
-from okstra.model.dispatch import Dispatch
+from okstra.model.dispatch import Dispatch, Estimate, FailoverFrom, ScopeCheck
 from okstra.model.run_manifest import TASK_TYPES, RunManifest
 from okstra.run import bundle, catalog, prompts
 
@@ -163,7 +163,18 @@ def _schema(name):
 def test_the_team_state_schema_lists_exactly_the_dispatch_fields():
     dispatch = _schema("team-state")["$defs"]["dispatch"]
     fields = set(Dispatch("w", "analyst", "codex", "gpt-5").to_dict())
-    assert set(dispatch["properties"]) == fields
+    optional = set(
+        Dispatch(
+            "w",
+            "analyst",
+            "codex",
+            "gpt-5",
+            scope_check=ScopeCheck("in-scope"),
+            estimate=Estimate(1, None),
+            failover_from=FailoverFrom("w", 1, "codex", "rate-limited"),
+        ).to_dict()
+    )
+    assert set(dispatch["properties"]) == optional
     assert set(dispatch["required"]) == fields
 
 
