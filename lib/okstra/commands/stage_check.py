@@ -191,31 +191,13 @@ def begin_worker(manifest_path: Path, worker_id: str, attempt: int | None) -> Wo
     return scope
 
 
-def end_worker(scope: WorkerScope) -> Verdict | None:
-    """Judge what the worker changed and record the verdict on its dispatch."""
+def end_worker(scope: WorkerScope) -> tuple[Any, Verdict | None]:
+    """Judge what the worker changed: the ScopeCheck for its terminal record, and the verdict."""
     from okstra.model.dispatch import ScopeCheck
 
     verdict = stage_scope.finish(scope.record, scope.root, scope.stage, scope.writer, own_tree=scope.tree != scope.root)
     if verdict is None:
-        check = ScopeCheck(stage_scope.NOT_CHECKED, note="no start snapshot was recorded")
-    else:
-        out = tuple(p.change.path for p in verdict.out_of_scope)
-        check = ScopeCheck(
-            stage_scope.IN_SCOPE if verdict.ok else stage_scope.OUT_OF_SCOPE, out, scope.layout.relative(scope.record)
-        )
-    team_state.update_dispatch(scope.state_path, scope.worker_id, scope.attempt, lambda d: d.evolve(scope_check=check))
-    return verdict
-
-
-def not_checked(manifest_path: Path, worker_id: str, attempt: int | None, why: str) -> None:
-    """Say on a dispatch that ran that its scope could not be checked, and why."""
-    from okstra.model.dispatch import ScopeCheck
-    from okstra.run.layout import project_root_of
-
-    root = project_root_of(manifest_path)
-    manifest = run_manifest.load(Path(manifest_path).resolve())
-    state_path = paths.resolve_inside(root, manifest.team_state_path, source="teamStatePath")
-    d = team_state.load(state_path).find(worker_id, attempt)
-    if d.scope_check is None and d.started_at is not None:
-        check = ScopeCheck(stage_scope.NOT_CHECKED, note=why)
-        team_state.update_dispatch(state_path, worker_id, d.attempt, lambda x: x.evolve(scope_check=check))
+        return ScopeCheck(stage_scope.NOT_CHECKED, note="no start snapshot was recorded"), None
+    out = tuple(p.change.path for p in verdict.out_of_scope)
+    state = stage_scope.IN_SCOPE if verdict.ok else stage_scope.OUT_OF_SCOPE
+    return ScopeCheck(state, out, scope.layout.relative(scope.record)), verdict

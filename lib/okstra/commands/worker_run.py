@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -30,23 +29,25 @@ def _scope_begin(manifest: Path, worker: str, attempt: int | None):
         return exc.message
 
 
-def _scope_end(scope, manifest: Path, worker: str, attempt: int | None) -> None:
-    """The scope verdict at the end of the dispatch, recorded on it (DESIGN §10)."""
+def _scope_end(scope, manifest: Path, worker: str, attempt: int | None) -> dict:
+    """The scope verdict at the end of the dispatch, for its terminal record (DESIGN §10)."""
     from okstra.commands import stage_check
     from okstra.core.errors import OkstraError
+    from okstra.model.dispatch import ScopeCheck
 
+    if scope is None:
+        return {}
     if isinstance(scope, str):
-        with contextlib.suppress(OkstraError):  # the run or worker itself was refused: worker-run said so
-            stage_check.not_checked(manifest, worker, attempt, scope)
-        return
+        return {"scope_check": ScopeCheck("not-checked", note=scope)}
     try:
-        verdict = stage_check.end_worker(scope)
+        check, verdict = stage_check.end_worker(scope)
     except OkstraError as exc:
         cli.say(PROG, f"{worker}: scope not checked: {exc}")
-        return
+        return {"scope_check": ScopeCheck("not-checked", note=exc.message)}
     if verdict is not None and not verdict.ok:
         shown = ", ".join(p.change.path for p in verdict.out_of_scope[:5])
         cli.say(PROG, f"{worker}: {len(verdict.out_of_scope)} path(s) out of scope: {shown} (stage-check lists them)")
+    return {"scope_check": check}
 
 
 def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
@@ -61,10 +62,12 @@ def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
 
         worker = check_worker_id(args.worker, "--worker")
         scope = _scope_begin(args.run_manifest, worker, args.attempt)
-        try:
-            return worker_run.run(args.run_manifest, worker, args.attempt, echo=worker_run.main_echo())
-        finally:
-            if scope is not None:
-                _scope_end(scope, args.run_manifest, worker, args.attempt)
+        return worker_run.run(
+            args.run_manifest,
+            worker,
+            args.attempt,
+            echo=worker_run.main_echo(),
+            at_end=lambda: _scope_end(scope, args.run_manifest, worker, args.attempt),
+        )
 
     return cli.run(PROG, body)

@@ -4,7 +4,8 @@
 attempt. It marks the record `in-progress` (startedAt, its own pid, pgid and
 process start time, livenessMode "heartbeat" + livenessArtifact), runs the
 provider command in its own process group with stdin from /dev/null and the
-project root as working directory, rewrites the heartbeat file every second
+project root (or, in an isolated run, the implementer's own git worktree) as working
+directory, rewrites the heartbeat file every second
 while the child lives, tees the child's output to the dispatch log and to its
 own stdout, writes the answer atomically to the **recorded** result path,
 records token usage and the terminal status with exit code and reason.
@@ -24,7 +25,7 @@ import signal
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -34,7 +35,7 @@ from okstra.core.errors import OkstraError, RefusedError, StateError
 from okstra.model import run_manifest, team_state
 from okstra.model.dispatch import COMPLETED, ERROR, IN_PROGRESS, Dispatch
 from okstra.run.layout import RunLayout, project_root_of
-from okstra.team import liveness, output
+from okstra.team import liveness, output, worktrees
 
 PROG = "worker-run"
 HEARTBEAT_EVERY = 1.0  # seconds between heartbeat rewrites
@@ -65,6 +66,10 @@ class Plan:
     heartbeat_path: Path
     answer_scratch: Path
     evidence_dir: Path
+    workdir: Path | None = None  # the provider's working directory: the project, or the worker's worktree
+    # Extra fields for the terminal record, computed just before it is written (the
+    # scope verdict, DESIGN §10): nothing changes a dispatch after it is terminal.
+    at_end: Callable[[], dict[str, Any]] | None = None
 
 
 def prepare(manifest_path: Path, worker_id: str, attempt: int | None = None) -> Plan:
@@ -98,13 +103,15 @@ def prepare(manifest_path: Path, worker_id: str, attempt: int | None = None) -> 
     )
     prompt = fsio.read_text(prompt_path, what="prompt file")
     provider = catalog.load(root).provider(dispatch.provider)
+    workdir = worktrees.tree_of(layout, worker_id) or root  # an isolated implementer runs in its own worktree
     model = provider.model(dispatch.model_id)
     scratch = layout.answer_scratch_path(worker_id, dispatch.attempt)
     return Plan(
         layout=layout,
         team_state_path=state_path,
         dispatch=dispatch,
-        argv=provider.argv(model, prompt, scratch, root),
+        argv=provider.argv(model, prompt, scratch, workdir),
+        workdir=workdir,
         output_format=provider.output_format,
         result_path=result_path,
         log_path=log_path,
@@ -221,7 +228,12 @@ def _supervise(plan: Plan, signals: _Signals, echo: BinaryIO | None) -> _Capture
         try:
             # stdin is /dev/null (proc.spawn's default); a new session = its own process group.
             child = proc.spawn(
-                plan.argv, cwd=plan.layout.project_root, env=child_env(plan), stdout=out_w, stderr=err_w, new_session=True
+                plan.argv,
+                cwd=plan.workdir or plan.layout.project_root,
+                env=child_env(plan),
+                stdout=out_w,
+                stderr=err_w,
+                new_session=True,
             )
         except BaseException:
             for fd in (out_r, err_r):
@@ -314,9 +326,16 @@ def _mark_started(plan: Plan) -> Dispatch:
     return _set(plan, start)
 
 
-def run(manifest_path: Path, worker_id: str, attempt: int | None = None, *, echo: BinaryIO | None = None) -> int:
+def run(
+    manifest_path: Path,
+    worker_id: str,
+    attempt: int | None = None,
+    *,
+    echo: BinaryIO | None = None,
+    at_end: Callable[[], dict[str, Any]] | None = None,
+) -> int:
     """Run one dispatch to its terminal status. Returns 0 completed, 1 error, 128+N on signal N."""
-    plan = prepare(manifest_path, worker_id, attempt)
+    plan = replace(prepare(manifest_path, worker_id, attempt), at_end=at_end)
     with _Signals() as signals:
         _mark_started(plan)
         _beat(plan, None, 0)
@@ -362,12 +381,13 @@ def _conclude(plan: Plan, captured: _Captured) -> int:
 
 
 def _finish(plan: Plan, status: str, *, reason: str | None, exit_code: int | None, usage: object = None) -> None:
+    extra = plan.at_end() if plan.at_end is not None else {}
     finished = now_iso()
 
     def done(d: Dispatch) -> Dispatch:
         if d.terminal:  # reclaimed or torn down meanwhile: their word stands
             return d
-        return d.evolve(status=status, finished_at=finished, exit_code=exit_code, reason=reason, usage=usage)
+        return d.evolve(status=status, finished_at=finished, exit_code=exit_code, reason=reason, usage=usage, **extra)
 
     _set(plan, done)
 
