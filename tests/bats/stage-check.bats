@@ -72,3 +72,26 @@ PY
   run --separate-stderr stage-check --base --output=x
   assert_failure 2
 }
+
+@test "stage-record done is refused while stage-check fails, and a user's scope waiver lets it through" {
+  stage_run
+  OKSTRA_FAKE_EDITS="write:notes/unplanned.txt;delete:api/limiter/core.py" team-dispatch >/dev/null 2>&1
+  wait_workers
+  git add -A && git commit -q -m "stage 1"
+  local before
+  before="$(tree_snapshot "$PROJECT/.okstra")"
+  run --separate-stderr stage-record --task-key feature/rate-limit --stage 1 --status done --head-commit "$(git rev-parse HEAD)"
+  assert_failure 2
+  [[ "$stderr" == "stage-record: stage 1 of feature/rate-limit is not recorded done: stage-check finds 1 path(s) out of its approved scope: notes/unplanned.txt; "* ]]
+  [ "$(tree_snapshot "$PROJECT/.okstra")" = "$before" ]
+  # The waiver is the user's: from inside the lead's Claude Code session it is refused.
+  CLAUDECODE=1 run --separate-stderr user-response-write --report "$PLAN" --answers '{}' \
+    --scope-waiver '{"stage": 1, "paths": ["notes/unplanned.txt"], "reason": "keep the notes"}'
+  assert_failure 2
+  [[ "$stderr" == *"SCOPE WAIVER is the user's decision"* ]]
+  user-response-write --report "$PLAN" --answers '{}' \
+    --scope-waiver '{"stage": 1, "paths": ["notes/unplanned.txt"], "reason": "keep the notes"}' >/dev/null
+  grep -q '^## SCOPE WAIVER$' "$(dirname "$PLAN")/user-responses/user-response-implementation-planning-001.md"
+  run --separate-stderr stage-record --task-key feature/rate-limit --stage 1 --status done --head-commit "$(git rev-parse HEAD)"
+  assert_success
+}

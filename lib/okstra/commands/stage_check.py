@@ -79,6 +79,22 @@ def writers(root: Path, layout: RunLayout, dispatches: Sequence[Any]) -> list[tu
     return out
 
 
+def run_of_stage(root: Path, task_key: str, stage: int) -> Path | None:
+    """The manifest of the newest run of `task_key` that rendered `stage` (None: no such run)."""
+    from okstra.run.layout import TaskKey, for_project
+
+    key = TaskKey.parse(task_key)
+    project = for_project(root)
+    runs = project.okstra_dir / "runs"
+    if not runs.is_dir():
+        return None
+    for folder in sorted(runs.glob(f"{key.group}--{key.task_id}--r*"), reverse=True):
+        path = project.run(folder.name).manifest
+        if path.is_file() and run_manifest.load(path).stage == stage:
+            return path
+    return None
+
+
 def check_run(root: Path, manifest_path: Path, *, base: str | None = None) -> RunScope:
     from okstra.team import worktrees
 

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Sequence
 
 from okstra.core import cli, paths
-from okstra.core.errors import InputError
+from okstra.core.errors import InputError, RefusedError
 from okstra.report import stage_queue
 from okstra.run.layout import TaskKey, for_project
 
@@ -25,6 +25,8 @@ def _run(args: argparse.Namespace) -> int:
     stage = _stage(args.stage)
     root = paths.find_project_root(explicit=args.project_root)
     project = for_project(root)
+    if args.status == "done":
+        _scope_gate(root, str(key), stage)
     entry = stage_queue.record(project, key, stage, args.status, args.head_commit)
     ended = _end_stage_run(root, str(key), stage)
     if args.json:
@@ -35,6 +37,31 @@ def _run(args: argparse.Namespace) -> int:
     if ended:
         cli.say(PROG, f"run {ended} ended: stage {stage}'s write rules are lifted (no active run now)")
     return cli.EXIT_OK
+
+
+def _scope_gate(root, task_key: str, stage: int) -> None:
+    """A stage is recorded done only while stage-check passes, or the user waived each
+    path it finds out of scope in a SCOPE WAIVER (DESIGN §10)."""
+    from okstra.commands import stage_check
+    from okstra.core import git
+    from okstra.report import user_response
+
+    manifest = stage_check.run_of_stage(root, task_key, stage)
+    if manifest is None or not git.is_repo(root):
+        return
+    scope = stage_check.check_run(root, manifest)
+    out = [p.change.path for _, v in scope.verdicts for p in v.out_of_scope]
+    if not out:
+        return
+    waived = {p for _, w in user_response.scope_waivers(root, task_key, stage) for p in w.paths}
+    left = [p for p in dict.fromkeys(out) if p not in waived]
+    if left:
+        shown = ", ".join(left[:10]) + (f" and {len(left) - 10} more" if len(left) > 10 else "")
+        raise RefusedError(
+            f"stage {stage} of {task_key} is not recorded done: stage-check finds {len(left)} path(s) out of its approved scope: {shown}",
+            hint="undo or move those changes, or ask the user to waive them "
+            '(user-response-write --report PLAN --answers {} --scope-waiver \'{"stage": N, "paths": [...], "reason": "..."}\')',
+        )
 
 
 def _end_stage_run(root, task_key: str, stage: int) -> str | None:

@@ -48,6 +48,7 @@ def _run(args: argparse.Namespace) -> int:
         analysis_review=args.analysis_review,
         direction_selection=args.direction_selection,
         report_authoring=args.report_authoring,
+        scope_waiver=args.scope_waiver,
         recorded_by=recorded_by,
     )
     print_result(PROG, result, args.json)
@@ -63,6 +64,7 @@ def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
     parser.add_argument("--analysis-review")
     parser.add_argument("--direction-selection")
     parser.add_argument("--report-authoring")
+    parser.add_argument("--scope-waiver")
     parser.add_argument("--project-root")
     parser.add_argument("--json", action="store_true")
     return cli.run(PROG, lambda: _run(parser.parse_args(argv)))

@@ -36,7 +36,10 @@ PLAN_DECISION = "PLAN DECISION"
 ANALYSIS_REVIEW = "ANALYSIS REVIEW"
 DIRECTION_SELECTION = "DIRECTION SELECTION"
 REPORT_AUTHORING = "REPORT AUTHORING"
-BLOCKS = (PLAN_DECISION, ANALYSIS_REVIEW, DIRECTION_SELECTION, REPORT_AUTHORING)
+# The user lets a stage be recorded done although stage-check found these paths out of
+# its approved scope (DESIGN §10); recorded in the approved plan's sidecar.
+SCOPE_WAIVER = "SCOPE WAIVER"
+BLOCKS = (PLAN_DECISION, ANALYSIS_REVIEW, DIRECTION_SELECTION, REPORT_AUTHORING, SCOPE_WAIVER)
 
 # Identifiers are checked with fullmatch (a trailing newline never slips through).
 _TASK_KEY = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}/[a-z0-9][a-z0-9._-]{0,63}")
@@ -261,6 +264,23 @@ class ReportAuthoring:
 
 
 @dataclass(frozen=True)
+class ScopeWaiver:
+    stage: int
+    paths: tuple[str, ...]
+    reason: str
+
+    def __post_init__(self) -> None:
+        if type(self.stage) is not int or self.stage < 1:
+            raise InputError(f"scope waiver stage: {self.stage!r} is not a stage number")
+        if isinstance(self.paths, str) or not all(isinstance(p, str) and p.strip() and "\n" not in p for p in self.paths):
+            raise InputError("scope waiver paths: expected a list of project-relative paths")
+        _set(self, "paths", tuple(p.strip() for p in self.paths))
+        if not self.paths:
+            raise InputError("scope waiver paths: name at least one path it lets through")
+        _need_str(self.reason, "scope waiver reason", nonblank=True)
+
+
+@dataclass(frozen=True)
 class Responses:
     meta: SidecarMeta
     answers: tuple[Answer, ...] = ()
@@ -268,6 +288,7 @@ class Responses:
     analysis_review: AnalysisReview | None = None
     direction_selection: DirectionSelection | None = None
     report_authoring: ReportAuthoring | None = None
+    scope_waiver: ScopeWaiver | None = None
 
     def __post_init__(self) -> None:
         _set(self, "answers", tuple(self.answers))
@@ -287,6 +308,7 @@ class Responses:
             ANALYSIS_REVIEW: self.analysis_review,
             DIRECTION_SELECTION: self.direction_selection,
             REPORT_AUTHORING: self.report_authoring,
+            SCOPE_WAIVER: self.scope_waiver,
         }
         return [ANSWERS] + [name for name in BLOCKS if present[name] is not None]
 
@@ -294,6 +316,12 @@ class Responses:
         """The export-object shape (camelCase), the same one sidecar.js takes."""
         m = self.meta
         pd, ar, ds, ra = self.plan_decision, self.analysis_review, self.direction_selection, self.report_authoring
+        waiver = self.scope_waiver
+        extra = (
+            {}
+            if waiver is None
+            else {"scopeWaiver": {"stage": waiver.stage, "paths": list(waiver.paths), "reason": waiver.reason}}
+        )
         return {
             "meta": {
                 "taskKey": m.task_key,
@@ -313,6 +341,7 @@ class Responses:
             if ds is None
             else {"optionId": ds.option_id, "optionName": ds.option_name, "notes": ds.notes},
             "reportAuthoring": None if ra is None else {"status": ra.status, "reason": ra.reason},
+            **extra,
         }
 
 
@@ -327,6 +356,7 @@ _BLOCK_FIELDS = {
     ANALYSIS_REVIEW: ("status", "notes"),
     DIRECTION_SELECTION: ("option-id", "option-name", "notes"),
     REPORT_AUTHORING: ("status", "reason"),
+    SCOPE_WAIVER: ("stage", "paths", "reason"),
 }
 
 
@@ -351,6 +381,8 @@ def _block_values(responses: Responses, name: str) -> list[str | None] | None:
         return [ds.option_id, ds.option_name, ds.notes]
     if name == REPORT_AUTHORING and (ra := responses.report_authoring) is not None:
         return [ra.status, ra.reason]
+    if name == SCOPE_WAIVER and (sw := responses.scope_waiver) is not None:
+        return [sw.stage, "\n".join(sw.paths), sw.reason]
     return None
 
 
@@ -494,6 +526,7 @@ def parse(text: str, source: str) -> Responses:
         blocks.get(ANALYSIS_REVIEW),
         blocks.get(DIRECTION_SELECTION),
         blocks.get(REPORT_AUTHORING),
+        blocks.get(SCOPE_WAIVER),
     )
 
 
@@ -504,6 +537,9 @@ def _make_block(name: str, f: dict[str, Any]) -> Any:
         return AnalysisReview(f["status"], f["notes"])
     if name == DIRECTION_SELECTION:
         return DirectionSelection(f["option-id"], f["option-name"], f["notes"])
+    if name == SCOPE_WAIVER:
+        paths = f["paths"].split("\n") if isinstance(f["paths"], str) else f["paths"]
+        return ScopeWaiver(f["stage"], tuple(paths) if isinstance(paths, list) else paths, f["reason"])
     return ReportAuthoring(f["status"], f["reason"])
 
 
@@ -542,6 +578,13 @@ def report_authoring_from(obj: Any, where: str = "reportAuthoring") -> ReportAut
     return ReportAuthoring(o["status"], o["reason"])
 
 
+def scope_waiver_from(obj: Any, where: str = "scopeWaiver") -> ScopeWaiver:
+    o = _obj(obj, where, ("stage", "paths", "reason"), ("stage", "paths", "reason"))
+    if not isinstance(o["paths"], list):
+        raise InputError(f"{where}.paths: expected a list of paths")
+    return ScopeWaiver(o["stage"], tuple(o["paths"]), o["reason"])
+
+
 def responses_from_export_object(obj: Any) -> Responses:
     """The record for the object the HTML view's Export button serializes with
     `okstraSerializeSidecar(obj)`: `serialize(responses_from_export_object(obj))`
@@ -549,7 +592,7 @@ def responses_from_export_object(obj: Any) -> Responses:
     top = _obj(
         obj,
         "export object",
-        ("meta", "answers", "planDecision", "analysisReview", "directionSelection", "reportAuthoring"),
+        ("meta", "answers", "planDecision", "analysisReview", "directionSelection", "reportAuthoring", "scopeWaiver"),
         ("meta", "answers"),
     )
     meta_keys = ("taskKey", "taskType", "reportNumber", "runId", "sourceReport", "createdAt")
@@ -574,4 +617,5 @@ def responses_from_export_object(obj: Any) -> Responses:
         block("analysisReview", analysis_review_from),
         block("directionSelection", direction_selection_from),
         block("reportAuthoring", report_authoring_from),
+        block("scopeWaiver", scope_waiver_from),
     )

@@ -267,6 +267,7 @@ class Decisions:
     analysis_review: sc.AnalysisReview | None = None
     direction_selection: sc.DirectionSelection | None = None
     report_authoring: sc.ReportAuthoring | None = None
+    scope_waiver: sc.ScopeWaiver | None = None
 
     def named(self) -> dict[str, Any]:
         return {
@@ -274,6 +275,7 @@ class Decisions:
             sc.ANALYSIS_REVIEW: self.analysis_review,
             sc.DIRECTION_SELECTION: self.direction_selection,
             sc.REPORT_AUTHORING: self.report_authoring,
+            sc.SCOPE_WAIVER: self.scope_waiver,
         }
 
     def given(self) -> list[str]:
@@ -331,6 +333,7 @@ def write(
     analysis_review: str | None = None,
     direction_selection: str | None = None,
     report_authoring: str | None = None,
+    scope_waiver: str | None = None,
     recorded_by: str = sc.USER,
 ) -> WriteResult:
     """Merge into the report's sidecar under its lock; every argument is checked first."""
@@ -340,6 +343,7 @@ def write(
         _block(analysis_review, "--analysis-review", sc.analysis_review_from),
         _block(direction_selection, "--direction-selection", sc.direction_selection_from),
         _block(report_authoring, "--report-authoring", sc.report_authoring_from),
+        _block(scope_waiver, "--scope-waiver", sc.scope_waiver_from),
     )
     pairs = parse_answers(answers, ref)
     refuse_agent_decisions(decisions, recorded_by)
@@ -417,6 +421,7 @@ def record(
             decisions.analysis_review or (existing.analysis_review if existing else None),
             decisions.direction_selection or (existing.direction_selection if existing else None),
             decisions.report_authoring or (existing.report_authoring if existing else None),
+            decisions.scope_waiver or (existing.scope_waiver if existing else None),
         )
         text = sc.serialize(responses)
         changed = existing is None or sc.serialize(existing) != text
@@ -527,9 +532,31 @@ def check_against_report(ref: ReportRef, responses: sc.Responses, text: str, sho
     return pairs
 
 
+def scope_waivers(root: Path, task_key: str, stage: int) -> list[tuple[str, sc.ScopeWaiver]]:
+    """Every SCOPE WAIVER the user recorded for `stage` of `task_key`, in any of the task's
+    sidecars (normally the approved plan's), with the sidecar it is in (DESIGN §10)."""
+    from okstra.run.layout import TaskKey, for_project
+
+    key = TaskKey.parse(task_key)
+    project = for_project(root)
+    found = []
+    runs = project.okstra_dir / "runs"
+    for folder in sorted(runs.glob(f"{key.group}--{key.task_id}--r*")) if runs.is_dir() else ():
+        for path in sorted(project.run(folder.name).responses_dir.glob("user-response-*.md")):
+            shown = paths.relative(root, path)
+            waiver = sc.parse(fsio.read_text(path, what="user-response sidecar"), shown).scope_waiver
+            if waiver is not None and waiver.stage == stage:
+                found.append((shown, waiver))
+    return found
+
+
 def decisions_of(responses: sc.Responses) -> Decisions:
     return Decisions(
-        responses.plan_decision, responses.analysis_review, responses.direction_selection, responses.report_authoring
+        responses.plan_decision,
+        responses.analysis_review,
+        responses.direction_selection,
+        responses.report_authoring,
+        responses.scope_waiver,
     )
 
 
