@@ -80,7 +80,7 @@ PY
   git add -A && git commit -q -m "stage 1"
   local before
   before="$(tree_snapshot "$PROJECT/.okstra")"
-  run --separate-stderr stage-record --task-key feature/rate-limit --stage 1 --status done --head-commit "$(git rev-parse HEAD)"
+  run --separate-stderr stage-record --task-key feature/rate-limit --stage 1 --status "done" --head-commit "$(git rev-parse HEAD)"
   assert_failure 2
   [[ "$stderr" == "stage-record: stage 1 of feature/rate-limit is not recorded done: stage-check finds 1 path(s) out of its approved scope: notes/unplanned.txt; "* ]]
   [ "$(tree_snapshot "$PROJECT/.okstra")" = "$before" ]
@@ -92,6 +92,6 @@ PY
   user-response-write --report "$PLAN" --answers '{}' \
     --scope-waiver '{"stage": 1, "paths": ["notes/unplanned.txt"], "reason": "keep the notes"}' >/dev/null
   grep -q '^## SCOPE WAIVER$' "$(dirname "$PLAN")/user-responses/user-response-implementation-planning-001.md"
-  run --separate-stderr stage-record --task-key feature/rate-limit --stage 1 --status done --head-commit "$(git rev-parse HEAD)"
+  run --separate-stderr stage-record --task-key feature/rate-limit --stage 1 --status "done" --head-commit "$(git rev-parse HEAD)"
   assert_success
 }
