@@ -16,7 +16,7 @@ sys.path.insert(0, sys.argv[1])
 from pathlib import Path
 from okstra.core import fsio
 from okstra.model.run_manifest import RunManifest
-from okstra.run import layout
+from okstra.model import layout
 root = Path(".").resolve()
 run = layout.for_project(root).run("feature--rate-limit--r003")
 rel = run.relative

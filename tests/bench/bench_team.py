@@ -143,10 +143,10 @@ def _dispatch_once(ctx: Context, n: int) -> float:
     from okstra.core import fsio
     from okstra.model import team_state
     from okstra.model.dispatch import Dispatch
+    from okstra.model.layout import RunLayout
     from okstra.model.team_state import TeamState
     from okstra.run import catalog, prompts
     from okstra.run.bundle import BundleRequest, render
-    from okstra.run.layout import RunLayout
 
     folder, sock, lead = _server()
     env = _env(ctx, sock, lead)

@@ -7,14 +7,17 @@ from collections.abc import Sequence
 
 from okstra.core import cli, paths
 from okstra.core.errors import ProblemsFound
+from okstra.model.layout import check_worker_id, open_run
 from okstra.run import prompts
 
 PROG = "prompt-check"
 
 
 def _run(args: argparse.Namespace) -> int:
-    root = paths.find_project_root(explicit=args.project_root)
-    found = prompts.check_file(root, args.prompt, args.run_manifest, args.worker)
+    check_worker_id(args.worker, "--worker")
+    run = open_run(args.run_manifest, project_root=args.project_root)
+    root = run.root
+    found = prompts.check_file(run, args.prompt, args.worker)
     if args.json:
         cli.emit_json(
             {
@@ -33,8 +36,7 @@ def _run(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
     parser = cli.parser(PROG, doc)
     parser.add_argument("prompt")
-    parser.add_argument("--run-manifest", required=True)
+    cli.run_options(parser, manifest_required=True)
     parser.add_argument("--worker", required=True)
-    parser.add_argument("--project-root")
     parser.add_argument("--json", action="store_true")
     return cli.run(PROG, lambda: _run(parser.parse_args(argv)))

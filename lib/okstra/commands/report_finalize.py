@@ -7,14 +7,16 @@ import sys
 from collections.abc import Sequence
 
 from okstra.core import cli, paths
+from okstra.model.layout import open_run
 from okstra.report import finalize
 
 PROG = "report-finalize"
 
 
 def _run(args: argparse.Namespace) -> int:
-    root = paths.find_project_root()
-    done = finalize.finalize(root, args.run_manifest)
+    run = open_run(args.run_manifest, project_root=args.project_root)
+    root = run.root
+    done = finalize.finalize(run)
     for warning in done.warnings:
         cli.say(PROG, warning)
 
@@ -42,6 +44,6 @@ def _run(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
     parser = cli.parser(PROG, doc)
-    parser.add_argument("--run-manifest")
+    cli.run_options(parser)
     parser.add_argument("--json", action="store_true")
     return cli.run(PROG, lambda: _run(parser.parse_args(argv)))

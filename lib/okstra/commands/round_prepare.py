@@ -6,23 +6,23 @@ import sys
 from collections.abc import Sequence
 
 from okstra.core import cli
+from okstra.model.layout import open_run
 from okstra.run import rounds
-from okstra.team import context
 
 PROG = "round-prepare"
 
 
 def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
     parser = cli.parser(PROG, doc)
-    parser.add_argument("--run-manifest")
+    cli.run_options(parser)
     parser.add_argument("--role", required=True)
     parser.add_argument("--worker", action="append", default=[])
     parser.add_argument("--json", action="store_true")
 
     def body() -> int:
         args = parser.parse_args(argv)
-        run = context.open_run(args.run_manifest)
-        prepared = rounds.prepare(run.root, run.manifest_path, args.role, tuple(args.worker))
+        run = open_run(args.run_manifest, project_root=args.project_root)
+        prepared = rounds.prepare(run, args.role, tuple(args.worker))
         if args.json:
             cli.emit_json(prepared.to_dict())
         else:

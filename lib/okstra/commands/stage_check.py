@@ -21,8 +21,8 @@ from okstra.harness import stage_scope
 from okstra.harness.stage_scope import Verdict, Writer
 from okstra.model import active_run, run_manifest, team_state
 from okstra.model.active_run import ApprovedStage
+from okstra.model.layout import Run, RunLayout, open_run
 from okstra.model.run_manifest import RunManifest
-from okstra.run.layout import RunLayout, locate_run
 
 PROG = "stage-check"
 
@@ -81,7 +81,7 @@ def writers(root: Path, layout: RunLayout, dispatches: Sequence[Any]) -> list[tu
 
 def run_of_stage(root: Path, task_key: str, stage: int) -> Path | None:
     """The manifest of the newest run of `task_key` that rendered `stage` (None: no such run)."""
-    from okstra.run.layout import TaskKey, for_project
+    from okstra.model.layout import TaskKey, for_project
 
     key = TaskKey.parse(task_key)
     project = for_project(root)
@@ -95,11 +95,10 @@ def run_of_stage(root: Path, task_key: str, stage: int) -> Path | None:
     return None
 
 
-def check_run(root: Path, manifest_path: Path, *, base: str | None = None) -> RunScope:
+def check_run(run: Run, *, base: str | None = None) -> RunScope:
     from okstra.team import worktrees
 
-    manifest = run_manifest.load(manifest_path)
-    layout = RunLayout(root, manifest.run_id)
+    root, manifest, layout = run.root, run.manifest, run.layout
     stage = approved_stage(root, manifest)
     if stage is None:
         raise InputError(
@@ -110,7 +109,7 @@ def check_run(root: Path, manifest_path: Path, *, base: str | None = None) -> Ru
         raise InputError(f"{root} is not a git repository", hint="stage-check reads what changed from git")
     if base is not None:
         base = git.commit_of(root, base, "--base")
-    state = team_state.load(paths.resolve_inside(root, manifest.team_state_path, source="teamStatePath"))
+    state = run.state()
     recorded = writers(root, layout, state.dispatches)
     by_worker = {w.worker_id: w for w, _ in recorded}
     verdicts: list[tuple[str | None, Verdict]] = [
@@ -142,9 +141,7 @@ def print_scope(scope: RunScope, out: Any = None) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    root = paths.find_project_root(explicit=args.project_root) if args.project_root or not args.run_manifest else None
-    root, manifest_path = locate_run(args.run_manifest, root=root)
-    scope = check_run(root, manifest_path, base=args.base)
+    scope = check_run(open_run(args.run_manifest, project_root=args.project_root), base=args.base)
     if args.json:
         cli.emit_json(scope.to_dict())
     else:
@@ -157,9 +154,8 @@ def _run(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
     parser = cli.parser(PROG, doc)
-    parser.add_argument("--run-manifest", metavar="PATH")
+    cli.run_options(parser)
     parser.add_argument("--base", metavar="COMMIT")
-    parser.add_argument("--project-root")
     parser.add_argument("--json", action="store_true")
     return cli.run(PROG, lambda: _run(parser.parse_args(argv)))
 
@@ -183,18 +179,15 @@ class WorkerScope:
         return self.layout.scope_record_path(self.worker_id, self.attempt)
 
 
-def begin_worker(manifest_path: Path, worker_id: str, attempt: int | None) -> WorkerScope | None:
+def begin_worker(run: Run, worker_id: str, attempt: int | None) -> WorkerScope | None:
     """Snapshot what is already changed before a worker runs, so only its own changes
     are blamed on it; None when there is nothing to check (not a git repository)."""
-    from okstra.run.layout import project_root_of
     from okstra.team import worktrees
 
-    root = project_root_of(manifest_path)
+    root = run.root
     if not git.is_repo(root):
         return None
-    manifest = run_manifest.load(Path(manifest_path).resolve())
-    layout = RunLayout(root, manifest.run_id)
-    state_path = paths.resolve_inside(root, manifest.team_state_path, source="teamStatePath")
+    manifest, layout, state_path = run.manifest, run.layout, run.team_state_path
     d = team_state.load(state_path).find(worker_id, attempt)
     if d.terminal:  # worker-run will refuse it: its recorded scope stands
         return None

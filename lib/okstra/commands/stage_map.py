@@ -9,9 +9,9 @@ from typing import Any
 
 from okstra.core import cli, fsio, paths
 from okstra.core.errors import InputError
+from okstra.model.layout import TaskKey, for_project
 from okstra.report import stage_map, stage_queue
 from okstra.report.user_response import one_line
-from okstra.run.layout import TaskKey, for_project
 
 PROG = "stage-map"
 

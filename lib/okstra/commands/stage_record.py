@@ -8,8 +8,8 @@ from collections.abc import Sequence
 
 from okstra.core import cli, paths
 from okstra.core.errors import InputError, RefusedError
+from okstra.model.layout import TaskKey, for_project
 from okstra.report import stage_queue
-from okstra.run.layout import TaskKey, for_project
 
 PROG = "stage-record"
 
@@ -44,12 +44,13 @@ def _scope_gate(root, task_key: str, stage: int) -> None:
     path it finds out of scope in a SCOPE WAIVER (DESIGN §10)."""
     from okstra.commands import stage_check
     from okstra.core import git
+    from okstra.model.layout import open_run
     from okstra.report import user_response
 
     manifest = stage_check.run_of_stage(root, task_key, stage)
     if manifest is None or not git.is_repo(root):
         return
-    scope = stage_check.check_run(root, manifest)
+    scope = stage_check.check_run(open_run(str(manifest), project_root=root))
     out = [p.change.path for _, v in scope.verdicts for p in v.out_of_scope]
     if not out:
         return
@@ -68,12 +69,13 @@ def _end_stage_run(root, task_key: str, stage: int) -> str | None:
     """A recorded stage ends the active run of that stage (DESIGN §3): its write rules end
     with it. Another run, or none, is left alone. Returns the ended run's id."""
     from okstra.model import active_run
-    from okstra.team import context, lifecycle
+    from okstra.model.layout import open_run
+    from okstra.team import lifecycle
 
     current = active_run.load(root)
     if current is None or current.task_key != task_key or current.stage is None or current.stage.number != stage:
         return None
-    lifecycle.end(context.open_run(None, cwd=root))
+    lifecycle.end(open_run(None, project_root=root))
     return current.run_id
 
 

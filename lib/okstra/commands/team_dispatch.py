@@ -11,7 +11,7 @@ PROG = "team-dispatch"
 
 def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
     parser = cli.parser(PROG, doc)
-    parser.add_argument("--run-manifest", metavar="PATH")
+    cli.run_options(parser)
     parser.add_argument("--round", metavar="NAME")
     parser.add_argument("--worker", action="append", default=[], metavar="ID")
     parser.add_argument("--redispatch", action="append", default=[], metavar="ID")
@@ -19,11 +19,11 @@ def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
 
     def body() -> int:
         args = parser.parse_args(argv)
-        from okstra.team import context, dispatch
+        from okstra.model.layout import open_run
+        from okstra.team import dispatch
 
-        outcome = dispatch.dispatch(
-            context.open_run(args.run_manifest), round_name=args.round, workers=args.worker, redispatch=args.redispatch
-        )
+        run = open_run(args.run_manifest, project_root=args.project_root)
+        outcome = dispatch.dispatch(run, round_name=args.round, workers=args.worker, redispatch=args.redispatch)
         if args.json:
             cli.emit_json(outcome.to_dict())
         else:

@@ -36,17 +36,19 @@ def report(prog: str, outcome, as_json: bool, checkpoint: str) -> None:
 
 def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
     parser = cli.parser(PROG, doc)
-    parser.add_argument("--run-manifest", metavar="PATH")
+    cli.run_options(parser)
     parser.add_argument("--dry-run", action="store_true")
     parser.add_argument("--gate", action="store_true")
     parser.add_argument("--json", action="store_true")
 
     def body() -> int:
         args = parser.parse_args(argv)
-        from okstra.team import context, lifecycle
+        from okstra.model.layout import open_run
+        from okstra.team import lifecycle
 
+        run = open_run(args.run_manifest, project_root=args.project_root)
         checkpoint = "phase-gate-cleanup" if args.gate else "phase-batch-cleanup"
-        outcome = lifecycle.reclaim(context.open_run(args.run_manifest), dry_run=args.dry_run, gate=args.gate)
+        outcome = lifecycle.reclaim(run, dry_run=args.dry_run, gate=args.gate)
         report(PROG, outcome, args.json, checkpoint)
         return cli.EXIT_OK
 

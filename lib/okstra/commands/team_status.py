@@ -11,7 +11,7 @@ PROG = "team-status"
 
 def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
     parser = cli.parser(PROG, doc)
-    parser.add_argument("--run-manifest", metavar="PATH")
+    cli.run_options(parser)
     parser.add_argument("--all", action="store_true")
     parser.add_argument("--explain", metavar="WORKER")
     parser.add_argument("--max-idle", type=cli.seconds(), default=None, metavar="SECONDS")
@@ -20,9 +20,10 @@ def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
 
     def body() -> int:
         args = parser.parse_args(argv)
-        from okstra.team import context, liveness, status
+        from okstra.model.layout import open_run
+        from okstra.team import liveness, status
 
-        run = context.open_run(args.run_manifest)
+        run = open_run(args.run_manifest, project_root=args.project_root)
         limits = {
             "max_idle": args.max_idle or liveness.DEFAULT_MAX_IDLE,
             "launch_grace": args.launch_grace or liveness.DEFAULT_LAUNCH_GRACE,

@@ -11,7 +11,7 @@ PROG = "team-teardown"
 
 def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
     parser = cli.parser(PROG, doc)
-    parser.add_argument("--run-manifest", metavar="PATH")
+    cli.run_options(parser)
     parser.add_argument("--grace", type=cli.seconds(maximum=600, zero=True), default=None, metavar="SECONDS")
     parser.add_argument("--dry-run", action="store_true")
     parser.add_argument("--json", action="store_true")
@@ -19,10 +19,12 @@ def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
     def body() -> int:
         args = parser.parse_args(argv)
         from okstra.commands.team_reclaim import report
-        from okstra.team import context, lifecycle
+        from okstra.model.layout import open_run
+        from okstra.team import lifecycle
 
+        run = open_run(args.run_manifest, project_root=args.project_root)
         grace = lifecycle.DEFAULT_GRACE if args.grace is None else args.grace
-        outcome = lifecycle.teardown(context.open_run(args.run_manifest), dry_run=args.dry_run, grace=grace)
+        outcome = lifecycle.teardown(run, dry_run=args.dry_run, grace=grace)
         report(PROG, outcome, args.json, "phase-teardown")
         if outcome.survivors:
             cli.say(PROG, f"processes still running after SIGKILL: {' '.join(map(str, outcome.survivors))}")

@@ -12,7 +12,7 @@ PROG = "team-watch"
 
 def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
     parser = cli.parser(PROG, doc)
-    parser.add_argument("--run-manifest", metavar="PATH")
+    cli.run_options(parser)
     parser.add_argument("--worker", action="append", default=[])
     parser.add_argument("--stop", action="store_true")
     parser.add_argument("--dry-run", action="store_true")
@@ -20,9 +20,10 @@ def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
 
     def body() -> int:
         args = parser.parse_args(argv)
-        from okstra.team import context, watchers
+        from okstra.model.layout import open_run
+        from okstra.team import watchers
 
-        run = context.open_run(args.run_manifest)
+        run = open_run(args.run_manifest, project_root=args.project_root)
         if args.stop or args.dry_run:
             closed = watchers.stop(run, dry_run=args.dry_run)
             if args.json:

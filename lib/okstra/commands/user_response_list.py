@@ -6,16 +6,16 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from okstra.core import cli, paths
+from okstra.core import cli
 from okstra.core.errors import InputError
+from okstra.model.layout import open_run
 from okstra.report import user_response
 
 PROG = "user-response-list"
 
 
 def _run(args: argparse.Namespace) -> int:
-    root = paths.find_project_root(explicit=args.project_root)
-    listed = user_response.list_run(root, args.run_manifest)
+    listed = user_response.list_run(open_run(args.run_manifest, project_root=args.project_root))
     broken = [row for row in listed["sidecars"] if "error" in row]
     if args.json:
         cli.emit_json(listed)
@@ -39,7 +39,6 @@ def _run(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
     parser = cli.parser(PROG, doc)
-    parser.add_argument("--run-manifest")
-    parser.add_argument("--project-root")
+    cli.run_options(parser)
     parser.add_argument("--json", action="store_true")
     return cli.run(PROG, lambda: _run(parser.parse_args(argv)))

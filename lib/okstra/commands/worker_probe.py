@@ -8,14 +8,14 @@ from collections.abc import Sequence
 
 from okstra.core import cli
 from okstra.core.errors import UsageError
-from okstra.run.layout import check_worker_id
+from okstra.model.layout import check_worker_id, open_run
 
 PROG = "worker-probe"
 
 
 def add_selection(parser: argparse.ArgumentParser) -> None:
     """The options worker-probe and worker-wait share."""
-    parser.add_argument("--run-manifest")
+    cli.run_options(parser)
     parser.add_argument("--worker", action="append", default=[])
     parser.add_argument("--max-idle", type=cli.seconds(), default=None)
     parser.add_argument("--launch-grace", type=cli.seconds(), default=None)
@@ -47,7 +47,8 @@ def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
         from okstra.team import liveness
 
         workers = [check_worker_id(w, "--worker") for w in args.worker]
-        selection = liveness.select_run(args.run_manifest, workers)
+        run = open_run(args.run_manifest, project_root=args.project_root)
+        selection = liveness.selection_of(run, workers)
         healths = liveness.probe(
             selection,
             max_idle=args.max_idle or liveness.DEFAULT_MAX_IDLE,

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 
 from okstra.core import cli
-from okstra.run.layout import check_worker_id
+from okstra.model.layout import Run, check_worker_id, open_run
 
 PROG = "worker-run"
 
@@ -17,19 +16,19 @@ def _positive_int(text: str) -> int:
     return int(text)
 
 
-def _scope_begin(manifest: Path, worker: str, attempt: int | None):
+def _scope_begin(run: Run, worker: str, attempt: int | None):
     """stage-check's snapshot before the worker runs; a failure here never stops the worker
     (worker-run reports a bad run or worker itself), it is only noted on the dispatch."""
     from okstra.commands import stage_check
     from okstra.core.errors import OkstraError
 
     try:
-        return stage_check.begin_worker(manifest, worker, attempt)
+        return stage_check.begin_worker(run, worker, attempt)
     except OkstraError as exc:
         return exc.message
 
 
-def _scope_end(scope, manifest: Path, worker: str, attempt: int | None) -> dict:
+def _scope_end(scope, worker: str, attempt: int | None) -> dict:
     """The scope verdict at the end of the dispatch, for its terminal record (DESIGN §10)."""
     from okstra.commands import stage_check
     from okstra.core.errors import OkstraError
@@ -52,7 +51,7 @@ def _scope_end(scope, manifest: Path, worker: str, attempt: int | None) -> dict:
 
 def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
     parser = cli.parser(PROG, doc)
-    parser.add_argument("--run-manifest", required=True, type=Path)
+    cli.run_options(parser, manifest_required=True)
     parser.add_argument("--worker", required=True)
     parser.add_argument("--attempt", type=_positive_int)
 
@@ -61,13 +60,14 @@ def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
         from okstra.team import worker_run
 
         worker = check_worker_id(args.worker, "--worker")
-        scope = _scope_begin(args.run_manifest, worker, args.attempt)
+        run = open_run(args.run_manifest, project_root=args.project_root)
+        scope = _scope_begin(run, worker, args.attempt)
         return worker_run.run(
-            args.run_manifest,
+            run,
             worker,
             args.attempt,
             echo=worker_run.main_echo(),
-            at_end=lambda: _scope_end(scope, args.run_manifest, worker, args.attempt),
+            at_end=lambda: _scope_end(scope, worker, args.attempt),
         )
 
     return cli.run(PROG, body)

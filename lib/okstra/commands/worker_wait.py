@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from okstra.commands.worker_probe import add_selection, add_wait_options
 from okstra.core import cli
-from okstra.run.layout import check_worker_id
+from okstra.model.layout import check_worker_id, open_run
 
 PROG = "worker-wait"
 
@@ -22,7 +22,8 @@ def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
         from okstra.team import liveness
 
         workers = [check_worker_id(w, "--worker") for w in args.worker]
-        selection = liveness.select_run(args.run_manifest, workers)
+        run = open_run(args.run_manifest, project_root=args.project_root)
+        selection = liveness.selection_of(run, workers)
         line = liveness.ProgressLine(PROG)
         try:
             outcome = liveness.wait(

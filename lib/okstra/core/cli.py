@@ -118,6 +118,18 @@ def seconds(*, maximum: float = 86400.0, zero: bool = False) -> Callable[[str], 
     return parse
 
 
+def run_options(p: argparse.ArgumentParser, *, manifest_required: bool = False) -> None:
+    """`--run-manifest PATH` and `--project-root DIR`: every command that works on a run takes
+    both and hands them to `model.layout.open_run` (DESIGN §2)."""
+    p.add_argument("--run-manifest", metavar="PATH", required=manifest_required)
+    p.add_argument("--project-root", metavar="DIR")
+
+
+def project_option(p: argparse.ArgumentParser) -> None:
+    """`--project-root DIR` for a command that works on a project but not on one run."""
+    p.add_argument("--project-root", metavar="DIR")
+
+
 def say(prog: str, message: str) -> None:
     """Progress and warnings: stderr, prefixed, never mixed with data on stdout."""
     sys.stderr.write(f"{prog}: {message}\n")

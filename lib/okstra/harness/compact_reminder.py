@@ -19,7 +19,7 @@ from okstra.core import jsonlite
 from okstra.core.errors import OkstraError
 from okstra.model import active_run, run_manifest, team_state
 from okstra.model.dispatch import COMPLETED, IN_PROGRESS, PENDING, Dispatch
-from okstra.run.layout import RunLayout
+from okstra.model.layout import RunLayout
 
 MAX_ROWS = 12
 # After a run ended (team-teardown, stage-record, run-end) in a project that uses okstra.

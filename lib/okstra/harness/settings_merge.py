@@ -29,7 +29,7 @@ from typing import Any
 
 from okstra.core import fsio
 from okstra.core.errors import InputError
-from okstra.run.layout import for_project
+from okstra.model.layout import for_project
 
 MARKER = "# okstra-hook"
 PLACEHOLDER = "@PREFIX@"

@@ -29,7 +29,8 @@ from typing import Any
 
 from okstra.core import fsio, git
 from okstra.core.clock import now_iso
-from okstra.harness.write_guard import STAGE_WRITER_ROLES, planned_matcher
+from okstra.harness.write_guard import planned_matcher
+from okstra.model import roles
 from okstra.model.active_run import ApprovedStage
 
 IN_SCOPE = "in-scope"
@@ -49,7 +50,7 @@ class Writer:
 
     @property
     def stage_writer(self) -> bool:
-        return self.role in STAGE_WRITER_ROLES
+        return roles.write_scope(self.role) == roles.SCOPE_STAGE
 
 
 @dataclass(frozen=True)

@@ -66,11 +66,9 @@ import sys
 
 from okstra.core import fastfs, jsonlite
 from okstra.core.errors import OkstraError
-from okstra.model import active_run
+from okstra.model import active_run, roles
 
 FILE_TOOLS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path", "NotebookEdit": "notebook_path"}
-LEAD_ROLES = frozenset({"", "leader", "lead"})
-STAGE_WRITER_ROLES = frozenset({"implementer", "executor"})
 SIDECAR_PARTS = ("reports", "user-responses")
 OKSTRA_DIR = ".okstra"
 CLAUDE_DIR = ".claude"
@@ -220,7 +218,8 @@ class _Context:
         self.protected = frozenset(sources)
         self.role = (env.get("OKSTRA_WORKER_ROLE") or "").strip().lower()
         self.worker_id = env.get("OKSTRA_WORKER_ID") or "?"
-        self.is_lead = self.role in LEAD_ROLES
+        self.scope = roles.write_scope(self.role)
+        self.is_lead = self.scope == roles.SCOPE_LEAD
         self.result = _real(env.get("OKSTRA_RESULT_PATH"), root, env)
         self.evidence = _real(env.get("OKSTRA_EVIDENCE_DIR"), root, env)
         self.stage = self.run.stage if self.run is not None else None
@@ -297,11 +296,11 @@ def _judge(ctx: _Context, value: str, via: str, *, lenient: bool, cwd: str | Non
         return f"{via} to {shown} is outside {_stage_name(ctx)}; allowed: {_stage_allowance(ctx)}"
     if _own_output(ctx, path):
         return None
-    if ctx.role in STAGE_WRITER_ROLES and ctx.stage is not None:
+    if ctx.scope == roles.SCOPE_STAGE and ctx.stage is not None:
         if ctx.planned.covers(path):
             return None
         return f"{via} to {shown} by {ctx.role} worker {ctx.worker_id} is outside {_stage_name(ctx)}; allowed: {_stage_allowance(ctx)}"
-    why = "" if ctx.role not in STAGE_WRITER_ROLES else " (no implementation stage is approved)"
+    why = "" if ctx.scope != roles.SCOPE_STAGE else " (no implementation stage is approved)"
     return (
         f"{via} to {shown}: {ctx.role} worker {ctx.worker_id} may write only its own result and evidence{why}; "
         f"allowed: {_own_allowance(ctx)}"
@@ -529,7 +528,7 @@ class _Asker:
         self.cwd = ctx.cwd
         self.home = fastfs.expanduser("~", ctx.env)
         self.allowed_commands = ctx.run.allowed_commands
-        self.may_commit = ctx.is_lead or ctx.role in STAGE_WRITER_ROLES
+        self.may_commit = ctx.is_lead or ctx.scope == roles.SCOPE_STAGE
         self.okstra_bin = fastfs.realpath(
             fastfs.join(fastfs.dirname(fastfs.dirname(fastfs.dirname(fastfs.dirname(__file__)))), "bin")
         )

@@ -17,7 +17,6 @@ from okstra.core.errors import StateError
 SCHEMA_VERSION = "1.0"
 TASK_TYPES = ("analysis", "implementation-planning", "implementation", "verification", "release-handoff")
 BACKENDS = ("cli-wrapper", "tmux-pane", "cmux-pane")
-ROLES = ("leader", "analyst", "planner", "implementer", "verifier", "critic", "report-writer", "translator")
 
 
 @dataclass(frozen=True)

@@ -16,17 +16,16 @@ from pathlib import Path
 from typing import Any
 
 import okstra
-from okstra.core import fsio, paths
+from okstra.core import fsio
 from okstra.core.clock import now_iso
 from okstra.core.errors import InputError, RefusedError
-from okstra.model import team_state
+from okstra.model import roles
 from okstra.model.dispatch import COMPLETED, Dispatch
+from okstra.model.layout import Run
 from okstra.model.run_manifest import RunManifest
 from okstra.model.team_state import TeamState
-from okstra.run import layout
 
 CONTENT_KEYS = ("aiHandoffSummary", "findings", "openQuestions", "implementationPlanning", "verificationResults")
-REPORT_WRITER = "report-writer"
 _JSON_BLOCK = re.compile(r"^```json[^\n]*\n(.*?)^```[ \t]*$", re.M | re.S)
 
 
@@ -57,7 +56,7 @@ def _usage_of(dispatches: list[Dispatch]) -> dict[str, Any] | None:
 
 def report_writer(state: TeamState) -> Dispatch | None:
     """The newest completed report-writer dispatch, if any."""
-    done = [d for d in state.dispatches if d.role == REPORT_WRITER and d.status == COMPLETED]
+    done = [d for d in state.dispatches if d.role == roles.REPORT_WRITER and d.status == COMPLETED]
     return max(done, key=lambda d: d.attempt) if done else None
 
 
@@ -73,7 +72,7 @@ def decisions_required(task_type: str, content: dict[str, Any]) -> dict[str, boo
 
 def skeleton(manifest: RunManifest, state: TeamState, *, owner: str, writer: Dispatch | None) -> dict[str, Any]:
     """Everything okstra knows for certain about the report, without its content."""
-    lead = next((p for p in manifest.participants if p.role == "leader"), None)
+    lead = next((p for p in manifest.participants if p.role == roles.LEADER), None)
     author = "Okstra lead"
     if writer is not None:
         author = f"report-writer ({_display(manifest, writer)}, {writer.model_id})"
@@ -95,7 +94,7 @@ def skeleton(manifest: RunManifest, state: TeamState, *, owner: str, writer: Dis
     for p in manifest.participants:
         ran = [d for d in state.dispatches if d.worker_id == p.worker_id and d.role == p.role]
         entry = {"provider": p.provider_display, "role": p.role, "model": p.model_display, "modelId": p.model_id}
-        if p.worker_id != "leader":
+        if p.role != roles.LEADER:
             entry = {"workerId": p.worker_id, **entry}
         participants.append({**entry, "usage": _usage_of(ran)})
     return {"schemaVersion": "2.0", "header": header, "participants": participants}
@@ -125,17 +124,16 @@ def content_of(result_text: str, source: str) -> dict[str, Any]:
     return document
 
 
-def draft(project_root: Path, manifest_path: Path, *, owner: str = "the user", skeleton_only: bool = False) -> Draft:
+def draft(handle: Run, *, owner: str = "the user", skeleton_only: bool = False) -> Draft:
     """Write the report data draft of a run; refuses when there is nothing to draft from."""
-    manifest = RunManifest.from_dict(fsio.read_json(manifest_path, what="run manifest"), str(manifest_path))
-    run = layout.for_project(project_root).run(manifest.run_id)
-    state = team_state.load(run.team_state)
+    manifest, run = handle.manifest, handle.layout
+    state = handle.state()
     writer = None if skeleton_only else report_writer(state)
     document = skeleton(manifest, state, owner=owner, writer=writer)
     content: dict[str, Any] = {"aiHandoffSummary": "", "findings": [], "openQuestions": []}
     if writer is not None:
         source = writer.result_path or "report-writer result"
-        result = paths.resolve_inside(project_root, source, source="team state resultPath")
+        result = handle.resolve(source, "team state resultPath")
         content.update(content_of(fsio.read_text(result, what="report-writer result"), source))
     elif not skeleton_only:
         raise RefusedError(

@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from okstra.core import fsio, paths
+from okstra.core import fsio
 from okstra.core.errors import InputError
+from okstra.model import layout as run_layout
 from okstra.model import run_manifest
 from okstra.report import render
-from okstra.run import layout as run_layout
 
 FINAL_STATUS = "completed"
 REPORTS = "reports"
@@ -37,11 +37,6 @@ class Finalized:
     warnings: tuple[str, ...] = ()
 
 
-def manifest_path(project_root: Path, manifest_arg: str | None) -> Path:
-    """`--run-manifest`, else the active run's manifest."""
-    return run_layout.locate_run(manifest_arg, root=Path(project_root))[1]
-
-
 def _record_status(path: Path, status: str) -> None:
     def mutate(raw: Any) -> bool:
         run_manifest.RunManifest.from_dict(raw, str(path))  # still a manifest under the lock
@@ -53,13 +48,10 @@ def _record_status(path: Path, status: str) -> None:
     fsio.update_json(path, mutate)
 
 
-def finalize(project_root: Path, manifest_arg: str | None = None, *, with_html: bool = True) -> Finalized:
-    root = Path(project_root).resolve()
-    mpath = manifest_path(root, manifest_arg)
-    manifest = run_manifest.load(mpath)
-    project = run_layout.for_project(root)
-    key = run_layout.TaskKey.parse(manifest.task_key, source=f"{paths.relative(root, mpath)}: taskKey")
-    run = project.run(manifest.run_id)
+def finalize(handle: run_layout.Run, *, with_html: bool = True) -> Finalized:
+    root, mpath, manifest, run = handle.root, handle.manifest_path, handle.manifest, handle.layout
+    project = handle.project
+    key = run_layout.TaskKey.parse(manifest.task_key, source=f"{run.relative(mpath)}: taskKey")
     number = manifest.report_number
     data = run.report_data(manifest.task_type, number)
     if not data.is_file():

@@ -16,11 +16,11 @@ from typing import Any
 
 from okstra.core import fsio, paths
 from okstra.core.errors import InputError, ProblemsFound
+from okstra.model import layout as run_layout
 from okstra.report import validate
 
 TEMPLATES = Path(__file__).resolve().parents[3] / "templates"
 MARKDOWN_TEMPLATE = "report/final-report.md.j2"
-DATA_SUFFIX = ".data.json"
 LAST_VALID_SUFFIX = ".last-valid"
 
 
@@ -87,14 +87,6 @@ def render_markdown(document: Mapping[str, Any]) -> str:
     return template.render(report=document, fallback_note=fallback_note(document))
 
 
-def default_output(data: Path) -> Path:
-    """`<name>.md` beside `<name>.data.json` (or beside `<name>.json`)."""
-    name = data.name
-    if name.endswith(DATA_SUFFIX):
-        return data.with_name(name[: -len(DATA_SUFFIX)] + ".md")
-    return data.with_name(re.sub(r"\.json$", "", name) + ".md")
-
-
 def last_valid_path(data: Path) -> Path:
     return data.with_name(data.name + LAST_VALID_SUFFIX)
 
@@ -136,7 +128,7 @@ def render_final_report(
     """
     root = Path(project_root)
     data = paths.argument(root, data_arg, source="DATA")
-    output = paths.argument(root, output_arg, source="--output") if output_arg else default_output(data)
+    output = paths.argument(root, output_arg, source="--output") if output_arg else run_layout.markdown_of(data)
     if output in (data, last_valid_path(data)):
         raise InputError(f"--output: {output_arg or output} would overwrite the report data", hint="choose another output file")
     raw, document = validate.load(data)

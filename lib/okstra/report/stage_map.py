@@ -24,10 +24,10 @@ from typing import Any
 
 from okstra.core import fsio, paths
 from okstra.core.errors import InputError, ProblemsFound
+from okstra.model import layout as run_layout
 
 HEADING = "## Stage Map"
 COLUMNS = ("Stage", "Title", "Depends On", "Steps", "Exit Contract")
-DATA_SUFFIX = ".data.json"
 SCHEMA_VERSION = "2.0"
 _WHOLE = re.compile(r"[1-9][0-9]{0,5}")
 _SEPARATOR_CELL = re.compile(r":?-{1,}:?")
@@ -134,19 +134,11 @@ def markdown_table(rows: Sequence[StageRow]) -> str:
 # ---------------------------------------------------------------- reading
 
 
-def data_path_for(plan: Path) -> Path:
-    name = plan.name
-    if name.endswith(DATA_SUFFIX):
-        return plan
-    stem = name[: -len(".md")] if name.endswith(".md") else name
-    return plan.with_name(stem + DATA_SUFFIX)
-
-
 def _markdown_rows(text: str, source: str, problems: list[str]) -> list[tuple[str, dict[str, Any]]]:
     lines = text.split("\n")
     start = next((i for i, line in enumerate(lines) if line.strip().rstrip("#").strip().lower() == HEADING.lower()), None)
     if start is None:
-        problems.append(f"{source}: no '{HEADING}' heading (and no {DATA_SUFFIX} beside the plan)")
+        problems.append(f"{source}: no '{HEADING}' heading (and no {run_layout.DATA_SUFFIX} beside the plan)")
         return []
     table: list[tuple[int, str]] = []
     for number, line in enumerate(lines[start + 1 :], start + 2):
@@ -310,7 +302,7 @@ def load(plan_path: Path, *, root: Path | None = None) -> StageMap:
     """The checked stage map of a plan (`plan.md` or `plan.data.json`). Problems name the
     file (relative to `root` when given), the row and the field; all come at once."""
     plan_path = Path(plan_path)
-    data_path = data_path_for(plan_path)
+    data_path = run_layout.data_of(plan_path)
     problems: list[str] = []
 
     def label(path: Path) -> str:

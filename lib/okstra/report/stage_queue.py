@@ -18,8 +18,8 @@ from typing import Any
 from okstra.core import fsio, paths
 from okstra.core.clock import now_iso
 from okstra.core.errors import InputError, RefusedError, StateError
+from okstra.model.layout import ProjectLayout, TaskKey
 from okstra.report.stage_map import StageMap
-from okstra.run.layout import ProjectLayout, TaskKey
 
 STATUSES = ("done", "failed")
 _SHA = re.compile(r"[0-9a-f]{7,40}")

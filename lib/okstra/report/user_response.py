@@ -4,7 +4,7 @@
 lock and writes it atomically; `import_export` does the same for a sidecar the
 HTML view exported, after checking it against its report; `show` says which
 open questions are still unanswered; `list_run` lists the sidecars of a run.
-The format itself lives in `report.sidecar`; paths come from `run.layout`.
+The format itself lives in `report.sidecar`; paths come from `model.layout`.
 
 Who records is decided here from the environment the command runs in
 (`recorder`), never from its input: from inside a Claude Code session or a
@@ -24,11 +24,9 @@ from typing import Any
 from okstra.core import fsio, paths
 from okstra.core.clock import now_iso
 from okstra.core.errors import InputError, RefusedError, StateError
-from okstra.model import run_manifest
+from okstra.model.layout import OKSTRA_DIR, Run, RunLayout, data_of, for_project, markdown_of, report_stem
 from okstra.report import sidecar as sc
-from okstra.run.layout import OKSTRA_DIR, RunLayout, for_project, locate_run
 
-DATA_SUFFIX = ".data.json"
 # Set by Claude Code in its Bash-tool and hook subprocesses (ecosystem reference), and by
 # worker-run for the provider CLI it starts (core.settings.KNOBS): a command that sees any of
 # them runs for the lead or a worker, not in the user's own terminal. Present at all counts,
@@ -105,12 +103,7 @@ ARGUMENTS = {name: "--" + name.lower().replace(" ", "-") for name in sc.BLOCKS}
 
 def _report_files(root: Path, value: str) -> tuple[RunLayout, Path, Path]:
     path = paths.argument(root, value, source="--report")
-    name = path.name
-    if name.endswith(DATA_SUFFIX):
-        stem = name[: -len(DATA_SUFFIX)]
-    elif name.endswith(".md"):
-        stem = name[: -len(".md")]
-    else:
+    if report_stem(path) is None:
         raise InputError(f"--report: {value!r} is neither a report .md nor its .data.json")
     reports = path.parent
     runs = root / OKSTRA_DIR / "runs"
@@ -120,7 +113,7 @@ def _report_files(root: Path, value: str) -> tuple[RunLayout, Path, Path]:
             hint="pass .okstra/runs/<run-id>/reports/<report>.md",
         )
     run = for_project(root).run(reports.parent.name)
-    return run, reports / f"{stem}.md", reports / f"{stem}{DATA_SUFFIX}"
+    return run, markdown_of(path), data_of(path)
 
 
 def _text(value: Any, where: str) -> str:
@@ -535,7 +528,7 @@ def check_against_report(ref: ReportRef, responses: sc.Responses, text: str, sho
 def scope_waivers(root: Path, task_key: str, stage: int) -> list[tuple[str, sc.ScopeWaiver]]:
     """Every SCOPE WAIVER the user recorded for `stage` of `task_key`, in any of the task's
     sidecars (normally the approved plan's), with the sidecar it is in (DESIGN §10)."""
-    from okstra.run.layout import TaskKey, for_project
+    from okstra.model.layout import TaskKey, for_project
 
     key = TaskKey.parse(task_key)
     project = for_project(root)
@@ -641,18 +634,9 @@ def show(root: Path, report: str) -> dict[str, Any]:
     }
 
 
-def run_of(root: Path, manifest: str | None) -> RunLayout:
-    """The run named by `--run-manifest`, else the active run."""
-    root, path = locate_run(manifest, root=root)
-    loaded = run_manifest.load(path)
-    run = for_project(root).run(loaded.run_id)
-    if run.manifest != path:
-        raise StateError(f"{manifest}: the manifest's runId {loaded.run_id!r} does not match its folder")
-    return run
-
-
-def list_run(root: Path, manifest: str | None) -> dict[str, Any]:
-    run = run_of(root, manifest)
+def list_run(handle: Run) -> dict[str, Any]:
+    """The sidecars of a run and the blocks each holds."""
+    run = handle.layout
     rows: list[dict[str, Any]] = []
     folder = run.responses_dir
     for path in sorted(folder.glob("user-response-*.md")) if folder.is_dir() else []:

@@ -17,13 +17,12 @@ from typing import Any
 
 from okstra.core import fsio, paths, schemas
 from okstra.core.errors import InputError, OkstraError
-from okstra.model import dispatch, team_state
-from okstra.run import layout as run_layout
+from okstra.model import dispatch, roles, team_state
+from okstra.model import layout as run_layout
 
 SCHEMA = "final-report-v2.0"
 LEAD_AUTHOR = "Okstra lead"
 RELEASE_HANDOFF = "release-handoff"
-REPORT_WRITER = "report-writer"
 APPROVED = "approved"
 FAILED_STATUSES = dispatch.TERMINAL_STATUSES - {dispatch.COMPLETED}
 
@@ -101,8 +100,10 @@ def cross_file_problems(document: Mapping[str, Any], project_root: Path) -> list
         if record is None:
             found.append(f"{where}.failedDispatch: {source} records no dispatch of {worker!r} attempt {attempt}")
         else:
-            if record.role != REPORT_WRITER:
-                found.append(f"{where}.failedDispatch.workerId: {worker!r} is a {record.role} in {source}, not a {REPORT_WRITER}")
+            if record.role != roles.REPORT_WRITER:
+                found.append(
+                    f"{where}.failedDispatch.workerId: {worker!r} is a {record.role} in {source}, not a {roles.REPORT_WRITER}"
+                )
             if record.status not in FAILED_STATUSES:
                 found.append(
                     f"{where}.failedDispatch: {worker!r} attempt {attempt} has status {record.status!r} in {source}, not a failure"

@@ -21,8 +21,8 @@ from typing import Any
 
 from okstra.core import fsio, paths
 from okstra.core.errors import InputError, ProblemsFound
+from okstra.model import layout as run_layout
 from okstra.report import render, validate
-from okstra.run import layout as run_layout
 
 HTML_TEMPLATE = "report/final-report.html.j2"
 SIDECAR_JS = render.TEMPLATES / "views" / "sidecar.js"
@@ -45,10 +45,8 @@ class View:
 def sources(project_root: Path, report_arg: str) -> tuple[Path, Path]:
     """(markdown report, data file) for REPORT given as either of them."""
     given = paths.argument(project_root, report_arg, source="REPORT")
-    if given.name.endswith(render.DATA_SUFFIX):
-        return render.default_output(given), given
-    if given.suffix == ".md":
-        return given, given.with_name(given.name[: -len(".md")] + render.DATA_SUFFIX)
+    if run_layout.report_stem(given) is not None:
+        return run_layout.markdown_of(given), run_layout.data_of(given)
     raise InputError(
         f"REPORT: {report_arg!r} is neither a report (.md) nor its data (.data.json)", hint="pass the report's .md or .data.json"
     )

@@ -22,14 +22,13 @@ from typing import Any
 from okstra.core import fsio, git, schemas
 from okstra.core.clock import now_iso
 from okstra.core.errors import InputError, RefusedError, StateError
-from okstra.model import active_run
+from okstra.model import active_run, layout
 from okstra.model.active_run import ActiveRun, ApprovedStage
 from okstra.model.catalog import Catalog
-from okstra.model.dispatch import PENDING, Dispatch
 from okstra.model.run_manifest import BACKENDS, TASK_TYPES, RunManifest
 from okstra.model.team_state import TeamState
 from okstra.run import catalog as catalog_loader
-from okstra.run import config, layout, prompts, roles
+from okstra.run import config, prompts, roles
 
 RUNS = "runs"
 REPORTS = "reports"
@@ -196,20 +195,7 @@ def render(project_root: Path, request: BundleRequest, *, catalog: Catalog | Non
     rel = run.relative
 
     dispatches = tuple(
-        Dispatch(
-            worker_id=e.worker_id,
-            role=e.role,
-            provider=e.provider,
-            model_id=e.model_id,
-            status=PENDING,
-            attempt=1,
-            round=roles.ROUND_OF_ROLE[e.role],
-            prompt_path=rel(run.prompt_path(e.worker_id)),
-            result_path=rel(run.result_path(e.worker_id)),
-            log_path=rel(run.log_path(e.worker_id)),
-            liveness_mode="heartbeat",
-            liveness_artifact=rel(run.heartbeat_path(e.worker_id)),
-        )
+        layout.new_attempt(run, worker_id=e.worker_id, role=e.role, provider=e.provider, model_id=e.model_id, attempt=1)
         for e in plan.first_round
     )
     team_state = TeamState(run_id, dispatches)

@@ -177,7 +177,7 @@ def global_path() -> Path:
 
 
 def project_path(project_root: Path) -> Path:
-    from okstra.run import layout
+    from okstra.model import layout
 
     return layout.for_project(project_root).config
 

@@ -20,23 +20,15 @@ from pathlib import Path
 from typing import Any
 
 from okstra.core.errors import OkstraError
+from okstra.model import roles
 from okstra.model.catalog import PROMPT_DELIVERIES, Catalog
 from okstra.model.dispatch import Dispatch
+from okstra.model.layout import Run
 from okstra.model.run_manifest import RunManifest
 
 TEMPLATE_DIR = Path(__file__).resolve().parents[3] / "templates" / "prompts"
 HEADERS = ("Task Type", "Model", "Prompt Delivery Mode", "Forbidden Actions", "Evidence Ledger")
 
-ROLE_TITLES = {
-    "analyst": "Analysis",
-    "planner": "Implementation Plan",
-    "implementer": "Implementation",
-    "verifier": "Verification",
-    "critic": "Critique",
-    "report-writer": "Report",
-    "translator": "Translation",
-    "leader": "Lead",
-}
 _READ_ONLY = (
     "editing, creating or deleting any project file (write only your result file and your evidence folder); "
     "git commit, push, rebase, reset or checkout; installing packages; changing okstra state under .okstra/"
@@ -49,7 +41,7 @@ _IMPLEMENTER = (
 
 
 def forbidden_actions(role: str, stage: int | None) -> str:
-    if role == "implementer":
+    if roles.write_scope(role) == roles.SCOPE_STAGE:
         return _IMPLEMENTER.format(stage=f" for stage {stage}" if stage is not None else "")
     return _READ_ONLY
 
@@ -71,6 +63,7 @@ def render(manifest: RunManifest, dispatch: Dispatch, catalog: Catalog, *, brief
     own template (the report writer), else `templates/prompts/<task type>.md.j2`."""
     provider = catalog.provider(dispatch.provider)
     model = provider.model(dispatch.model_id)
+    role = roles.BY_NAME.get(dispatch.role)
     context = {
         "task_type": manifest.task_type,
         "task_key": manifest.task_key,
@@ -80,7 +73,7 @@ def render(manifest: RunManifest, dispatch: Dispatch, catalog: Catalog, *, brief
         "report_language": manifest.report_language,
         "worker_id": dispatch.worker_id,
         "role": dispatch.role,
-        "role_title": ROLE_TITLES.get(dispatch.role, dispatch.role.title()),
+        "role_title": role.title if role else dispatch.role.title(),
         "provider_display": provider.display,
         "model_display": model.display,
         "model_id": model.id,
@@ -90,8 +83,7 @@ def render(manifest: RunManifest, dispatch: Dispatch, catalog: Catalog, *, brief
         "result_path": dispatch.result_path,
         "brief": brief,
     }
-    own = f"{dispatch.role}.md.j2"
-    name = own if (TEMPLATE_DIR / own).exists() else f"{manifest.task_type}.md.j2"
+    name = f"{dispatch.role}.md.j2" if role and role.own_template else f"{manifest.task_type}.md.j2"
     return _environment().get_template(name).render(**context)
 
 
@@ -167,22 +159,14 @@ class FileCheck:
     problems: list[str]
 
 
-def check_file(project_root: Path, prompt: str, run_manifest: str, worker_id: str) -> FileCheck:
-    """`check()` for files named on a command line (each resolved inside the project)."""
+def check_file(run: Run, prompt: str, worker_id: str) -> FileCheck:
+    """`check()` for a prompt file named on a command line (resolved inside the project)."""
     from okstra.core import fsio, paths, schemas
-    from okstra.model import run_manifest as manifest_model
-    from okstra.model import team_state
     from okstra.run import catalog as catalog_loader
-    from okstra.run import layout
 
-    root = Path(project_root).resolve()
-    layout.check_worker_id(worker_id, "--worker")
-    prompt_path = paths.argument(root, prompt, source="PROMPT")
-    manifest_path = paths.argument(root, run_manifest, source="--run-manifest")
-    raw = fsio.read_json(manifest_path, what="run manifest")
-    schemas.check_state("run-manifest", raw, str(manifest_path))
-    manifest = manifest_model.RunManifest.from_dict(raw, str(manifest_path))
-    state_path = paths.resolve_inside(root, manifest.team_state_path, source=f"{manifest_path}: teamStatePath")
-    dispatch = team_state.load(state_path).find(worker_id)
+    # prompt-check is the contract's judge: it also holds the manifest to its schema.
+    schemas.check_state("run-manifest", fsio.read_json(run.manifest_path, what="run manifest"), str(run.manifest_path))
+    prompt_path = paths.argument(run.root, prompt, source="PROMPT")
+    dispatch = run.state().find(worker_id)
     text = fsio.read_text(prompt_path, what="prompt")
-    return FileCheck(prompt_path, check(text, manifest, dispatch, catalog_loader.load(root)))
+    return FileCheck(prompt_path, check(text, run.manifest, dispatch, catalog_loader.load(run.root)))

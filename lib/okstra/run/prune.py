@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from okstra.model import active_run
-from okstra.run.layout import for_project
+from okstra.model.layout import for_project
 
 
 @dataclass(frozen=True)

@@ -53,30 +53,13 @@ from pathlib import Path
 
 from okstra.core.errors import InputError, RefusedError
 from okstra.model.catalog import Catalog, Provider
-from okstra.model.run_manifest import ROLES, TASK_TYPES, Assignment, Participant, RoleExecution
+from okstra.model.roles import BY_NAME, LEADER, LEADER_ID, PIN_SINGLE, ROLES, TASK_ROLES, TRANSLATOR
+from okstra.model.run_manifest import TASK_TYPES, Assignment, Participant, RoleExecution
 from okstra.run import config
 
 BUILTIN_WORKERS = ("claude", "codex")
 LEADER_PROVIDER = "claude"
-LEADER_ID = "leader"
-WORKER_ROLES = ("analyst", "planner", "implementer", "verifier", "critic", "report-writer")
 FIRST_ROUND_ORDER = ("analyst", "planner", "implementer", "verifier", "critic", "report-writer", "translator")
-ROUND_OF_ROLE = {
-    "analyst": "analysis",
-    "planner": "planning",
-    "implementer": "implementation",
-    "verifier": "verification",
-    "critic": "critique",
-    "report-writer": "report",
-    "translator": "translation",
-}
-TASK_ROLES = {
-    "analysis": ("analyst",),
-    "implementation-planning": ("planner",),
-    "implementation": ("implementer", "verifier"),
-    "verification": ("verifier",),
-    "release-handoff": ("critic",),
-}
 _ROLE_MODEL = re.compile(r"^(?P<role>[a-z-]+)=(?P<provider>[^/\s]+)/(?P<model>\S(?:.*\S)?)$")
 
 
@@ -251,18 +234,12 @@ def _apply_pins(
         source = f"--role-model {pin.text}"
         provider = _provider(catalog, pin.provider, source)
         model_id = _model(provider, pin.model, source)
-        key = (
-            (pin.role, pin.provider)
-            if pin.role not in ("report-writer", "implementer", "leader", "translator")
-            else (pin.role, "")
-        )
+        key = (pin.role, "") if BY_NAME[pin.role].pin == PIN_SINGLE else (pin.role, pin.provider)
         if key in seen:
             raise InputError(f"{source}: role {pin.role} is pinned twice", hint="give each role (and provider) one --role-model")
         seen.add(key)
-        if pin.role in ("leader", "translator"):
-            outside.append(
-                Placement(pin.role, LEADER_ID if pin.role == "leader" else pin.provider, pin.provider, model_id, source)
-            )
+        if pin.role in (LEADER, TRANSLATOR):
+            outside.append(Placement(pin.role, LEADER_ID if pin.role == LEADER else pin.provider, pin.provider, model_id, source))
             continue
         if pin.provider not in roster:
             raise RefusedError(
@@ -270,7 +247,7 @@ def _apply_pins(
                 hint=f"add it with --workers {','.join((*roster, pin.provider))}",
             )
         pinned = Placement(pin.role, pin.provider, pin.provider, model_id, source)
-        if pin.role in ("report-writer", "implementer"):
+        if BY_NAME[pin.role].pin == PIN_SINGLE:
             placed = [p for p in placed if p.role != pin.role] + [pinned]
         else:
             placed = [p for p in placed if (p.role, p.worker_id) != (pin.role, pin.provider)] + [pinned]

@@ -16,14 +16,12 @@ from typing import Any
 
 from okstra.core import fsio
 from okstra.core.errors import InputError, RefusedError
-from okstra.model import team_state
-from okstra.model.dispatch import COMPLETED, PENDING, Dispatch
+from okstra.model import layout, roles, team_state
+from okstra.model.dispatch import COMPLETED, Dispatch
 from okstra.model.run_manifest import RunManifest
 from okstra.model.team_state import TeamState
 from okstra.run import catalog as catalog_loader
-from okstra.run import layout, prompts, roles
-
-LATER_ROLES = ("verifier", "critic", "report-writer", "translator")
+from okstra.run import prompts
 
 
 @dataclass(frozen=True)
@@ -46,7 +44,7 @@ class Round:
 
 
 def _brief(role: str, state: TeamState, run: layout.RunLayout, manifest: RunManifest) -> str:
-    if role == "translator":
+    if role == roles.TRANSLATOR:
         report = run.report_markdown(manifest.task_type, manifest.report_number)
         if not report.exists():
             raise RefusedError(
@@ -66,16 +64,16 @@ def _brief(role: str, state: TeamState, run: layout.RunLayout, manifest: RunMani
 
 def _result_path(role: str, run: layout.RunLayout, manifest: RunManifest, worker_id: str, attempt: int) -> Path:
     """The translator's result is the report's translation sidecar, where the HTML view looks."""
-    if role == "translator" and manifest.report_language:
+    if role == roles.TRANSLATOR and manifest.report_language:
         return run.report_translation(manifest.task_type, manifest.report_number, manifest.report_language)
     return run.result_path(worker_id, attempt)
 
 
-def prepare(project_root: Path, manifest_path: Path, role: str, workers: tuple[str, ...] = ()) -> Round:
-    if role not in LATER_ROLES:
-        raise InputError(f"--role {role!r} is not a later-round role", hint=f"use one of {', '.join(LATER_ROLES)}")
-    manifest = RunManifest.from_dict(fsio.read_json(manifest_path, what="run manifest"), str(manifest_path))
-    holders = [e for e in manifest.role_executions if e.role == role and e.worker_id != "leader"]
+def prepare(handle: layout.Run, role: str, workers: tuple[str, ...] = ()) -> Round:
+    if role not in roles.LATER_ROLES:
+        raise InputError(f"--role {role!r} is not a later-round role", hint=f"use one of {', '.join(roles.LATER_ROLES)}")
+    manifest = handle.manifest
+    holders = [e for e in manifest.role_executions if e.role == role and e.worker_id != roles.LEADER_ID]
     if workers:
         unknown = sorted(set(workers) - {e.worker_id for e in holders})
         if unknown:
@@ -84,9 +82,9 @@ def prepare(project_root: Path, manifest_path: Path, role: str, workers: tuple[s
         holders = [e for e in holders if e.worker_id in workers]
     if not holders:
         raise RefusedError(f"no worker holds the {role} role in run {manifest.run_id}", hint="render the run with that role")
-    run = layout.for_project(project_root).run(manifest.run_id)
-    catalog = catalog_loader.load(project_root)
-    round_name = roles.ROUND_OF_ROLE[role]
+    run = handle.layout
+    catalog = catalog_loader.load(handle.root)
+    round_name = roles.round_of(role)
     added: list[Dispatch] = []
 
     def check(state: TeamState) -> str:
@@ -104,19 +102,14 @@ def prepare(project_root: Path, manifest_path: Path, role: str, workers: tuple[s
         new: list[Dispatch] = []
         for holder in holders:
             attempt = state.find(holder.worker_id).attempt + 1
-            dispatch = Dispatch(
+            dispatch = layout.new_attempt(
+                run,
                 worker_id=holder.worker_id,
                 role=role,
                 provider=holder.provider,
                 model_id=holder.model_id,
-                status=PENDING,
                 attempt=attempt,
-                round=round_name,
-                prompt_path=run.relative(run.prompt_path(holder.worker_id, attempt)),
-                result_path=run.relative(_result_path(role, run, manifest, holder.worker_id, attempt)),
-                log_path=run.relative(run.log_path(holder.worker_id, attempt)),
-                liveness_mode="heartbeat",
-                liveness_artifact=run.relative(run.heartbeat_path(holder.worker_id, attempt)),
+                result_path=_result_path(role, run, manifest, holder.worker_id, attempt),
             )
             text = prompts.render(manifest, dispatch, catalog, brief=brief, run_layout=run)
             fsio.atomic_write(run.prompt_path(holder.worker_id, attempt), text)
@@ -124,6 +117,6 @@ def prepare(project_root: Path, manifest_path: Path, role: str, workers: tuple[s
         added.extend(new)
         return TeamState(state.run_id, state.dispatches + tuple(new))
 
-    check(team_state.load(run.team_state))  # refuse before touching anything, lock file included
-    team_state.update(run.team_state, change)
+    check(handle.state())  # refuse before touching anything, lock file included
+    team_state.update(handle.team_state_path, change)
     return Round(manifest.run_id, role, round_name, tuple(added))

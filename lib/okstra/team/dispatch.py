@@ -25,10 +25,11 @@ from okstra.core.clock import now_iso
 from okstra.core.errors import ProblemsFound, RefusedError
 from okstra.model import team_state
 from okstra.model.dispatch import PENDING, Dispatch
+from okstra.model.layout import Run, new_attempt
 from okstra.model.team_state import TeamState
 from okstra.team import liveness
+from okstra.team.backends import base
 from okstra.team.backends.base import Launched, LaunchSpec, PartialLaunch
-from okstra.team.context import Run
 
 WORKER_RUN = "worker-run"
 
@@ -90,25 +91,15 @@ def select(state: TeamState, *, round_name: str | None, workers: Sequence[str]) 
 
 def next_attempt(run: Run, previous: Dispatch) -> Dispatch:
     """Attempt N+1 of a worker: same role and model, every path fresh from the run layout."""
-    n = previous.attempt + 1
-    lay = run.layout
-    heartbeat = lay.heartbeat_path(previous.worker_id, n)
-    return Dispatch(
+    return new_attempt(
+        run.layout,
         worker_id=previous.worker_id,
         role=previous.role,
         provider=previous.provider,
         model_id=previous.model_id,
-        status=PENDING,
-        attempt=n,
-        round=previous.round,
-        prompt_path=lay.relative(lay.prompt_path(previous.worker_id, n)),
-        result_path=lay.relative(lay.result_path(previous.worker_id, n)),
-        log_path=lay.relative(lay.log_path(previous.worker_id, n)),
+        attempt=previous.attempt + 1,
         liveness_mode=previous.liveness_mode,
-        liveness_artifact=lay.relative(
-            heartbeat if previous.liveness_mode == "heartbeat" else lay.log_path(previous.worker_id, n)
-        ),
-    )
+    ).evolve(round=previous.round)
 
 
 def check_prompts(run: Run, dispatches: Sequence[Dispatch]) -> dict[str, str]:
@@ -143,7 +134,7 @@ def dispatch(
     redispatch: Sequence[str] = (),
 ) -> Outcome:
     state = run.state()
-    backend = run.backend()
+    backend = base.for_run(run)
     for d in state.dispatches:  # a hand-edited pane id is refused before anything starts
         if d.pane_id is not None and backend.has_panes:
             backend.check_pane_id(d.pane_id, f"{run.team_state_path}: {d.worker_id} attempt {d.attempt} paneId")

@@ -37,10 +37,11 @@ from okstra.core import fsio
 from okstra.core.clock import now_iso
 from okstra.model import active_run, team_state
 from okstra.model.dispatch import ERROR, TORN_DOWN_REASON, Dispatch
+from okstra.model.layout import Run
 from okstra.model.team_state import TeamState
 from okstra.team import liveness
+from okstra.team.backends import base
 from okstra.team.backends.base import WORKER, Backend
-from okstra.team.context import Run
 
 DEFAULT_GRACE = 5.0  # seconds between TERM and KILL (worker-run itself allows its child 2 s)
 POLL = 0.02
@@ -103,7 +104,7 @@ def _close(backend: Backend, outcome: Outcome, dispatches: list[Dispatch], dry_r
 
 def reclaim(run: Run, *, dry_run: bool = False, gate: bool = False) -> Outcome:
     state = run.state()
-    backend = run.backend()
+    backend = base.for_run(run)
     _check_ids(run, backend, state.dispatches)
     outcome = Outcome("reclaim", run.manifest.run_id, backend.name, dry_run)
     outcome.kept = [(d.pane_id, d.worker_id) for d in state.dispatches if d.pane_id and not d.terminal]
@@ -116,7 +117,7 @@ def reclaim(run: Run, *, dry_run: bool = False, gate: bool = False) -> Outcome:
 def teardown(run: Run, *, dry_run: bool = False, grace: float = DEFAULT_GRACE, final_status: str | None = None) -> Outcome:
     """Close and stop everything of the run, then end it (with `final_status` when given)."""
     state = run.state()
-    backend = run.backend()
+    backend = base.for_run(run)
     _check_ids(run, backend, state.dispatches)
     outcome = Outcome("teardown", run.manifest.run_id, backend.name, dry_run)
     if dry_run:

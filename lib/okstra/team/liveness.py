@@ -37,9 +37,9 @@ from typing import Any
 from okstra.core import paths
 from okstra.core.clock import parse_iso
 from okstra.core.errors import InputError, RefusedError
-from okstra.model import run_manifest, team_state
+from okstra.model import team_state
 from okstra.model.dispatch import COMPLETED, IN_PROGRESS, PENDING, Dispatch
-from okstra.run.layout import RunLayout, locate_run
+from okstra.model.layout import Run, RunLayout
 
 DEFAULT_MAX_IDLE = 120.0
 DEFAULT_LAUNCH_GRACE = 30.0
@@ -249,13 +249,9 @@ class Selection:
         return self.pick(team_state.load(self.team_state_path))
 
 
-def select_run(manifest: str | None, workers: Sequence[str], *, cwd: Path | None = None) -> Selection:
-    """The run named by `--run-manifest`, else the active run of the project around `cwd`."""
-    root, manifest_path = locate_run(manifest, cwd=cwd)
-    loaded = run_manifest.load(manifest_path)
-    layout = RunLayout(root, loaded.run_id)
-    state_path = paths.resolve_inside(root, loaded.team_state_path, source=f"{manifest_path}: teamStatePath")
-    selection = Selection(layout, state_path, tuple(workers))
+def selection_of(run: Run, workers: Sequence[str]) -> Selection:
+    """The chosen dispatches of `run`: `workers`, else the default selection."""
+    selection = Selection(run.layout, run.team_state_path, tuple(workers))
     selection.load()  # unknown workers and bad state files are refused now, with exit 2
     return selection
 

@@ -15,8 +15,8 @@ from typing import Any
 
 from okstra.core.clock import parse_iso
 from okstra.model.dispatch import Dispatch
+from okstra.model.layout import Run
 from okstra.team import liveness
-from okstra.team.context import Run
 
 
 @dataclass(frozen=True)

@@ -31,10 +31,10 @@ from typing import Any, BinaryIO
 
 from okstra.core import cli, fsio, paths, proc
 from okstra.core.clock import now_iso
-from okstra.core.errors import OkstraError, RefusedError, StateError
-from okstra.model import run_manifest, team_state
+from okstra.core.errors import OkstraError, RefusedError
+from okstra.model import team_state
 from okstra.model.dispatch import COMPLETED, ERROR, IN_PROGRESS, Dispatch
-from okstra.run.layout import RunLayout, project_root_of
+from okstra.model.layout import Run, RunLayout
 from okstra.team import liveness, output, worktrees
 
 PROG = "worker-run"
@@ -72,18 +72,11 @@ class Plan:
     at_end: Callable[[], dict[str, Any]] | None = None
 
 
-def prepare(manifest_path: Path, worker_id: str, attempt: int | None = None) -> Plan:
-    """Read the run and the dispatch record, refuse what must not run, build the command."""
+def prepare(run: Run, worker_id: str, attempt: int | None = None) -> Plan:
+    """Read the dispatch record, refuse what must not run, build the command."""
     from okstra.run import catalog  # heavy (YAML, schema): only when a worker really runs
 
-    root = project_root_of(manifest_path)
-    manifest = run_manifest.load(Path(manifest_path).resolve())
-    layout = RunLayout(root, manifest.run_id)
-    if layout.manifest != Path(manifest_path).resolve():
-        raise StateError(
-            f"{manifest_path}: runId {manifest.run_id!r} does not match its folder {Path(manifest_path).resolve().parent.name!r}"
-        )
-    state_path = paths.resolve_inside(root, manifest.team_state_path, source=f"{layout.manifest}: teamStatePath")
+    root, layout, state_path = run.root, run.layout, run.team_state_path
     dispatch = team_state.load(state_path).find(worker_id, attempt)
     where = f"dispatch {worker_id!r} attempt {dispatch.attempt}"
     if dispatch.terminal:
@@ -327,7 +320,7 @@ def _mark_started(plan: Plan) -> Dispatch:
 
 
 def run(
-    manifest_path: Path,
+    handle: Run,
     worker_id: str,
     attempt: int | None = None,
     *,
@@ -335,7 +328,7 @@ def run(
     at_end: Callable[[], dict[str, Any]] | None = None,
 ) -> int:
     """Run one dispatch to its terminal status. Returns 0 completed, 1 error, 128+N on signal N."""
-    plan = replace(prepare(manifest_path, worker_id, attempt), at_end=at_end)
+    plan = replace(prepare(handle, worker_id, attempt), at_end=at_end)
     with _Signals() as signals:
         _mark_started(plan)
         _beat(plan, None, 0)

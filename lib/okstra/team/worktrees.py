@@ -18,7 +18,7 @@ from typing import Any
 from okstra.core import fsio, git, paths
 from okstra.core.clock import now_iso
 from okstra.core.errors import RefusedError, StateError
-from okstra.run.layout import RunLayout
+from okstra.model.layout import RunLayout
 
 ISOLATION = "worktree"
 ISOLATIONS = (ISOLATION,)

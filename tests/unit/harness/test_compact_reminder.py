@@ -13,9 +13,9 @@ from okstra.core import fsio
 from okstra.harness import compact_reminder
 from okstra.model import team_state
 from okstra.model.dispatch import Dispatch
+from okstra.model.layout import RunLayout
 from okstra.model.run_manifest import RunManifest
 from okstra.model.team_state import TeamState
-from okstra.run.layout import RunLayout
 from unit.harness.hookdata import RUN_DIR, RUN_ID, session_start_input, write_active_run
 
 REPO = Path(__file__).resolve().parents[3]

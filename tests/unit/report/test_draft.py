@@ -7,9 +7,9 @@ import pytest
 from okstra.core import errors, schemas
 from okstra.model import team_state
 from okstra.model.dispatch import COMPLETED, Usage
+from okstra.model.layout import for_project, open_run
 from okstra.report import draft
 from okstra.run import bundle, rounds
-from okstra.run.layout import for_project
 
 CONTENT = {
     "aiHandoffSummary": "Two analysts agree.",
@@ -31,14 +31,14 @@ def _run_with_writer(project, block: str):
     run = for_project(project).run(made.run_id)
     _finish(run, "claude", "# A\n", Usage(100, 10, 50, 0.25))
     _finish(run, "codex", "# B\n", Usage(200, 20, 0, None))
-    rounds.prepare(project, made.run_manifest_path, "report-writer")
+    rounds.prepare(open_run(made.run_manifest_path), "report-writer")
     _finish(run, "claude", f"# Report\n\n```json\n{block}\n```\n", Usage(1000, 100, 500, 0.5))
     return made, run
 
 
 def test_the_draft_takes_content_from_the_writer_and_facts_from_the_records(project):
     made, run = _run_with_writer(project, json.dumps(CONTENT))
-    done = draft.draft(project, made.run_manifest_path, owner="Mina")
+    done = draft.draft(open_run(made.run_manifest_path), owner="Mina")
     doc = json.loads(done.data_path.read_text())
     assert done.data_path == run.report_data("analysis", made.report_number)
     assert schemas.problems("final-report-v2.0", doc) == []
@@ -56,7 +56,7 @@ def test_a_writer_cannot_set_the_header_or_participants(project):
     forged = dict(CONTENT, participants=[], header={"reportAuthor": "me"})
     made, run = _run_with_writer(project, json.dumps(forged))
     with pytest.raises(errors.InputError, match="sets header, participants, which okstra fills"):
-        draft.draft(project, made.run_manifest_path)
+        draft.draft(open_run(made.run_manifest_path))
     assert not run.report_data("analysis", made.report_number).exists()
 
 
@@ -66,12 +66,12 @@ def test_a_result_without_a_json_block_is_refused(project):
     writer = team.find("claude")
     (project / writer.result_path).write_text("# Report\n\nno block here\n")
     with pytest.raises(errors.InputError, match="no ```json block"):
-        draft.draft(project, made.run_manifest_path)
+        draft.draft(open_run(made.run_manifest_path))
 
 
 def test_no_report_writer_is_refused_unless_a_skeleton_is_asked(project):
     made = bundle.render(project, bundle.BundleRequest("demo/draft", "analysis", workers=("claude",), backend="cli-wrapper"))
     with pytest.raises(errors.RefusedError, match="--skeleton"):
-        draft.draft(project, made.run_manifest_path)
-    done = draft.draft(project, made.run_manifest_path, skeleton_only=True)
+        draft.draft(open_run(made.run_manifest_path))
+    done = draft.draft(open_run(made.run_manifest_path), skeleton_only=True)
     assert done.document["header"]["reportAuthor"] == "Okstra lead"

@@ -11,10 +11,11 @@ from fixtures.reports import reportfix
 from okstra.commands import report_finalize
 from okstra.core import fsio
 from okstra.core.errors import InputError, PathEscapeError, ProblemsFound
+from okstra.model import layout as run_layout
 from okstra.model import run_manifest
 from okstra.model.active_run import ActiveRun
+from okstra.model.layout import open_run
 from okstra.report import finalize
-from okstra.run import layout as run_layout
 
 KEY = "feature/rate-limit"
 
@@ -52,7 +53,7 @@ def _run(project, task_type="implementation-planning", run_number=3, report_numb
 
 def test_finalize_renders_by_report_number_commits_it_and_records_the_status(project):
     project_layout, run, manifest = _run(project)
-    done = finalize.finalize(project, run.relative(run.manifest))
+    done = finalize.finalize(open_run(run.relative(run.manifest)))
     assert done.markdown == run.reports_dir / "final-report-implementation-planning-001.md"
     assert done.html == run.reports_dir / "final-report-implementation-planning-001.html"
     assert done.sidecar == run.responses_dir / "user-response-implementation-planning-001.md"
@@ -84,7 +85,7 @@ def test_a_report_naming_another_run_is_refused_before_anything_is_written(proje
     fsio.write_json(data, doc)
     before = tree_snapshot(project)
     with pytest.raises(ProblemsFound) as caught:
-        finalize.finalize(project, run.relative(run.manifest))
+        finalize.finalize(open_run(run.relative(run.manifest)))
     assert caught.value.problems == ["$.header.reportNumber: 7, but the run manifest says 1"]
     assert tree_snapshot(project) == before
 
@@ -105,11 +106,11 @@ def test_no_report_data_and_no_active_run_exit_2(project):
     _, run, manifest = _run(project)
     run.report_data(manifest.task_type, manifest.report_number).unlink()
     with pytest.raises(InputError, match="no report data for run"):
-        finalize.finalize(project, run.relative(run.manifest))
+        finalize.finalize(open_run(run.relative(run.manifest)))
     with pytest.raises(InputError, match="no active run"):
-        finalize.finalize(project, None)
+        open_run(None)
 
 
 def test_a_manifest_outside_the_project_is_refused(project):
     with pytest.raises(PathEscapeError):
-        finalize.finalize(project, "../elsewhere/run-manifest.json")
+        open_run("../elsewhere/run-manifest.json")

@@ -11,6 +11,7 @@ from conftest import tree_snapshot
 from fixtures.reports import reportfix
 from okstra.commands import render_final_report
 from okstra.core.errors import InputError, PathEscapeError, ProblemsFound
+from okstra.model import layout as run_layout
 from okstra.report import render
 
 
@@ -82,8 +83,8 @@ def test_the_environment_is_built_once_per_process():
 def test_output_option_and_default_names():
     from pathlib import Path
 
-    assert render.default_output(Path("/p/r/final-report-analysis-001.data.json")) == Path("/p/r/final-report-analysis-001.md")
-    assert render.default_output(Path("/p/r/plain.json")) == Path("/p/r/plain.md")
+    assert run_layout.markdown_of(Path("/p/r/final-report-analysis-001.data.json")) == Path("/p/r/final-report-analysis-001.md")
+    assert run_layout.markdown_of(Path("/p/r/plain.json")) == Path("/p/r/plain.md")
     assert render.last_valid_path(Path("/p/x.data.json")) == Path("/p/x.data.json.last-valid")
 
 

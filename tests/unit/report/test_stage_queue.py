@@ -12,9 +12,9 @@ from conftest import tree_snapshot
 from okstra.commands import stage_map as stage_map_cmd
 from okstra.commands import stage_record
 from okstra.core.errors import InputError, RefusedError, StateError
+from okstra.model.layout import TaskKey, for_project
 from okstra.report import stage_queue as sq
 from okstra.report.stage_map import StageMap, StageRow
-from okstra.run.layout import TaskKey, for_project
 
 KEY = TaskKey("feature", "rate-limit")
 SMAP = StageMap(

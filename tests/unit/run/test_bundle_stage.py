@@ -10,10 +10,10 @@ import pytest
 
 from okstra.core import errors
 from okstra.model import active_run
+from okstra.model.layout import for_project
 from okstra.model.run_manifest import load as load_manifest
 from okstra.report import stage_queue, user_response
 from okstra.run import bundle
-from okstra.run.layout import for_project
 
 FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "reports" / "implementation-planning.data.json"
 KEY = "feature/rate-limit"

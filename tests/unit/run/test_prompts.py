@@ -9,6 +9,7 @@ import pytest
 from okstra.commands import prompt_check
 from okstra.core.errors import InputError, PathEscapeError, StateError
 from okstra.model import run_manifest, team_state
+from okstra.model.layout import check_worker_id, open_run
 from okstra.run import bundle, catalog, prompts
 
 
@@ -158,4 +159,5 @@ def test_check_file_refuses_hostile_paths_and_ids(run, prompt, manifest_path, wo
     manifest_path = manifest_path if manifest_path in (None, "/etc/hosts") else f"{manifest.run_dir}/{manifest_path}"
     manifest_path = manifest_path or f"{manifest.run_dir}/run-manifest.json"
     with pytest.raises(error):
-        prompts.check_file(project, prompt, manifest_path, worker)
+        check_worker_id(worker, "--worker")
+        prompts.check_file(open_run(manifest_path), prompt, worker)

@@ -5,9 +5,9 @@ import pytest
 from okstra.core import errors
 from okstra.model import team_state
 from okstra.model.dispatch import COMPLETED, IN_PROGRESS, Usage
+from okstra.model.layout import for_project, open_run
 from okstra.model.run_manifest import load as load_manifest
 from okstra.run import bundle, catalog, prompts, rounds
-from okstra.run.layout import for_project
 
 
 def _run(project, task_type="analysis"):
@@ -30,7 +30,7 @@ def test_the_report_writer_round_adds_a_fresh_attempt_with_its_own_paths(project
     made, run = _run(project)
     _complete(run, "claude")
     _complete(run, "codex")
-    prepared = rounds.prepare(project, made.run_manifest_path, "report-writer")
+    prepared = rounds.prepare(open_run(made.run_manifest_path), "report-writer")
     assert [(d.worker_id, d.attempt, d.round, d.role) for d in prepared.dispatches] == [("claude", 2, "report", "report-writer")]
     new = team_state.load(run.team_state).find("claude")
     assert new.attempt == 2 and new.status == "pending"
@@ -52,7 +52,7 @@ def test_a_worker_still_running_refuses_the_round_and_writes_nothing(project):
     team_state.update_dispatch(run.team_state, "claude", 1, lambda x: x.evolve(status=IN_PROGRESS))
     before = run.team_state.read_bytes()
     with pytest.raises(errors.RefusedError, match="worker claude is still in-progress"):
-        rounds.prepare(project, made.run_manifest_path, "report-writer")
+        rounds.prepare(open_run(made.run_manifest_path), "report-writer")
     assert run.team_state.read_bytes() == before
     assert not run.prompt_path("claude", 2).exists()
 
@@ -62,18 +62,18 @@ def test_no_completed_result_is_refused(project):
     for worker in ("claude", "codex"):
         team_state.update_dispatch(run.team_state, worker, 1, lambda x: x.evolve(status="error", reason="crash"))
     with pytest.raises(errors.RefusedError, match="no completed result"):
-        rounds.prepare(project, made.run_manifest_path, "report-writer")
+        rounds.prepare(open_run(made.run_manifest_path), "report-writer")
 
 
 @pytest.mark.parametrize("role", ["analyst", "leader", "nope"])
 def test_a_first_round_or_unknown_role_is_refused(project, role):
     made, _ = _run(project)
     with pytest.raises(errors.InputError, match="not a later-round role"):
-        rounds.prepare(project, made.run_manifest_path, role)
+        rounds.prepare(open_run(made.run_manifest_path), role)
 
 
 def test_a_worker_that_does_not_hold_the_role_is_refused(project):
     made, run = _run(project)
     _complete(run, "claude")
     with pytest.raises(errors.InputError, match="holders: claude"):
-        rounds.prepare(project, made.run_manifest_path, "report-writer", ("codex",))
+        rounds.prepare(open_run(made.run_manifest_path), "report-writer", ("codex",))

@@ -19,6 +19,7 @@ from okstra.core import fsio
 from okstra.core.clock import now_iso
 from okstra.core.errors import RefusedError
 from okstra.model import team_state
+from okstra.model.layout import open_run
 from okstra.team import liveness
 
 W = "claude-analyst"
@@ -178,7 +179,7 @@ def test_health_to_dict_carries_the_evidence(project):
 def test_probe_selects_every_workers_newest_attempt_terminal_ones_included(project):
     layout, _ = make_run(project, ["claude", "codex", "grok"])
     set_dispatch(layout, "codex-analyst", status="error", reason="exit 1: crashed")
-    sel = liveness.select_run(None, [])
+    sel = liveness.selection_of(open_run(None), [])
     healths = liveness.probe(sel, max_idle=120, launch_grace=30)
     assert [h.worker_id for h in healths] == ["claude-analyst", "codex-analyst", "grok-analyst"]
     assert [h.healthy for h in healths] == [True, False, True]
@@ -206,7 +207,7 @@ def test_wait_notices_a_landed_result_within_a_tenth_of_a_second(project):
         beat(layout, w)
     fsio.atomic_write(layout.result_path("codex-analyst"), "early\n")
     set_dispatch(layout, "codex-analyst", status="completed")
-    sel = liveness.select_run(str(layout.manifest), [])
+    sel = liveness.selection_of(open_run(str(layout.manifest)), [])
     stamps: list[float] = []
     lander = threading.Thread(target=_land, args=(layout, "claude-analyst", 0.4, stamps))
     lander.start()
@@ -223,7 +224,7 @@ def test_wait_without_inotify_still_notices_quickly(project, monkeypatch):
     layout, _ = make_run(project)
     in_progress(layout, time.time())
     beat(layout)
-    sel = liveness.select_run(str(layout.manifest), [])
+    sel = liveness.selection_of(open_run(str(layout.manifest)), [])
     stamps: list[float] = []
     lander = threading.Thread(target=_land, args=(layout, W, 0.3, stamps))
     lander.start()
@@ -246,7 +247,7 @@ def test_wait_times_out_with_3_and_says_who_is_pending(project):
     layout, _ = make_run(project)
     in_progress(layout, time.time())
     beat(layout)
-    sel = liveness.select_run(str(layout.manifest), [])
+    sel = liveness.selection_of(open_run(str(layout.manifest)), [])
     t0 = time.monotonic()
     outcome = liveness.wait(sel, timeout=0.5, max_idle=120, launch_grace=30)
     assert outcome.code == 3 and 0.5 <= time.monotonic() - t0 < 1.5
@@ -258,7 +259,7 @@ def test_wait_returns_1_when_a_worker_dies(project):
     victim = subprocess.Popen(["sleep", "30"])
     in_progress(layout, time.time(), pid=victim.pid, pid_start_time=liveness.process_start_time(victim.pid))
     beat(layout)
-    sel = liveness.select_run(str(layout.manifest), [])
+    sel = liveness.selection_of(open_run(str(layout.manifest)), [])
     threading.Timer(0.3, lambda: (victim.kill(), victim.wait())).start()
     outcome = liveness.wait(sel, timeout=10, max_idle=120, launch_grace=30)
     assert outcome.code == 1 and outcome.to_dict()["unhealthy"] == [W]
@@ -268,7 +269,7 @@ def test_wait_returns_1_when_a_worker_dies(project):
 def test_wait_refuses_a_dispatch_without_a_recorded_result_path(project):
     layout, _ = make_run(project)
     set_dispatch(layout, W, result_path=None)
-    sel = liveness.select_run(str(layout.manifest), [])
+    sel = liveness.selection_of(open_run(str(layout.manifest)), [])
     with pytest.raises(RefusedError, match="no recorded resultPath"):
         liveness.wait(sel, timeout=1, max_idle=120, launch_grace=30)
 
@@ -281,7 +282,7 @@ def test_a_sigkilled_worker_run_is_unhealthy_at_once(project):
         stderr=subprocess.DEVNULL,
         env=fakes_env(OKSTRA_FAKE_MODE="hang"),
     )
-    sel = liveness.select_run(str(layout.manifest), [])
+    sel = liveness.selection_of(open_run(str(layout.manifest)), [])
     end = time.monotonic() + 15
     while time.monotonic() < end and not layout.heartbeat_path(W).exists():
         time.sleep(0.02)

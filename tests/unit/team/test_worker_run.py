@@ -272,8 +272,9 @@ def test_bad_arguments_exit_2_with_one_line(project, args, message):
     assert done.returncode == 2 and message in done.stderr and len(done.stderr.strip().splitlines()) == 1
 
 
-def test_a_manifest_outside_a_run_folder_is_refused(project, tmp_path):
-    stray = tmp_path / "run-manifest.json"
+def test_a_manifest_outside_a_run_folder_is_refused(project):
+    stray = project / "stray" / "run-manifest.json"
+    stray.parent.mkdir()
     stray.write_text("{}")
     done = subprocess.run(
         [sys.executable, str(BIN / "worker-run"), "--run-manifest", str(stray), "--worker", "x"],

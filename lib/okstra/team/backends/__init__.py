@@ -1,1 +1,1 @@
-"""Terminal backends behind one interface (base.Backend, base.for_manifest)."""
+"""Terminal backends behind one interface (base.Backend, base.for_run)."""

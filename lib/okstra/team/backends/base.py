@@ -1,6 +1,6 @@
 """One small interface for the three terminal backends (DESIGN §6).
 
-`for_manifest()` is the only place that branches on the manifest's
+`for_run()` is the only place that branches on the manifest's
 `terminalBackend`; everything else talks to a `Backend`:
 
 - `launch(specs)` starts one process per spec (a pane, a surface or a
@@ -22,11 +22,10 @@ from pathlib import Path
 from typing import ClassVar
 
 from okstra.core.errors import ProcessError, StateError
-from okstra.model.run_manifest import RunManifest
+from okstra.model.layout import Run
 
 WORKER = "worker"
 WATCHER = "watcher"
-KINDS = (WORKER, WATCHER)
 
 # What a launched process inherits from the dispatcher besides the pane's own
 # environment: okstra's knobs (and the fakes' modes in tests), PATH and HOME.
@@ -108,8 +107,9 @@ def bad_pane_id(backend: str, value: object, source: str) -> StateError:
     )
 
 
-def for_manifest(manifest: RunManifest, project_root: Path, *, env: Mapping[str, str] | None = None) -> Backend:
-    """The backend the manifest names (the one place that branches on `terminalBackend`)."""
+def for_run(run: Run, *, env: Mapping[str, str] | None = None) -> Backend:
+    """The backend the run's manifest names (the one place that branches on `terminalBackend`)."""
+    manifest = run.manifest
     from okstra.team.backends import cmux, subprocess, tmux
 
     chosen = {
@@ -123,4 +123,4 @@ def for_manifest(manifest: RunManifest, project_root: Path, *, env: Mapping[str,
             hint="use cli-wrapper, tmux-pane or cmux-pane",
         )
     extra = passed_env(env) if env is not None else passed_env()
-    return chosen(run_id=manifest.run_id, project_root=Path(project_root), lead_pane_id=manifest.lead_pane_id, env=extra)
+    return chosen(run_id=manifest.run_id, project_root=run.root, lead_pane_id=manifest.lead_pane_id, env=extra)

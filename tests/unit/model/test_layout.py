@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import threading
 
-from okstra.run import layout
+from okstra.model import layout
 
 
 def _setup(project):
@@ -75,3 +75,62 @@ def test_concurrent_claims_hand_out_distinct_numbers(project):
     for t in threads:
         t.join()
     assert sorted(got) == list(range(1, 9))
+
+
+# -- report naming, attempts, the run handle ---------------------------------------
+
+
+def test_a_report_pair_maps_both_ways_and_nothing_else_is_a_report():
+    from pathlib import Path
+
+    md, data = Path("/p/r/final-report-analysis-001.md"), Path("/p/r/final-report-analysis-001.data.json")
+    assert (layout.markdown_of(data), layout.data_of(md)) == (md, data)
+    assert (layout.markdown_of(md), layout.data_of(data)) == (md, data)
+    assert layout.report_stem(md) == layout.report_stem(data) == "final-report-analysis-001"
+    assert layout.report_stem(Path("/p/r/notes.txt")) is None
+    assert layout.markdown_of(Path("/p/plain.json")) == Path("/p/plain.md")
+
+
+def test_new_attempt_takes_every_path_from_the_layout(project):
+    run = layout.for_project(project).run("feature--x--r001")
+    d = layout.new_attempt(run, worker_id="codex", role="verifier", provider="codex", model_id="gpt-5", attempt=2)
+    assert (d.status, d.round, d.attempt) == ("pending", "verification", 2)
+    assert d.prompt_path == run.relative(run.prompt_path("codex", 2))
+    assert d.result_path == run.relative(run.result_path("codex", 2))
+    assert d.liveness_artifact == run.relative(run.heartbeat_path("codex", 2))
+    logged = layout.new_attempt(
+        run, worker_id="codex", role="verifier", provider="codex", model_id="gpt-5", attempt=1, liveness_mode="log"
+    )
+    assert logged.liveness_artifact == logged.log_path == run.relative(run.log_path("codex", 1))
+
+
+def _rendered(project):
+    from okstra.run import bundle
+
+    return bundle.render(project, bundle.BundleRequest(task_key="feature/x", task_type="analysis", workers=["claude"]))
+
+
+def test_open_run_finds_the_active_run_of_the_project_root_given_from_anywhere(project, tmp_path, monkeypatch):
+    made = _rendered(project)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    run = layout.open_run(None, project_root=str(project))
+    assert (run.root, run.manifest_path, run.manifest.run_id) == (project, made.run_manifest_path, "feature--x--r001")
+    assert run.team_state_path == run.layout.team_state
+
+
+def test_open_run_refuses_a_manifest_outside_the_project_it_works_in(project, tmp_path):
+    import pytest
+
+    from okstra.core.errors import InputError, PathEscapeError
+
+    _rendered(project)
+    with pytest.raises(PathEscapeError):
+        layout.open_run("/etc/hostname")
+    other = tmp_path / "other"
+    other.mkdir()
+    with pytest.raises(PathEscapeError):
+        layout.open_run(".okstra/runs/feature--x--r001/run-manifest.json", project_root=str(other))
+    with pytest.raises(InputError, match="is not a run manifest"):
+        layout.open_run(".okstra/runs/feature--x--r001/team-state.json")

@@ -6,16 +6,20 @@ it for paths instead of joining strings itself.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from okstra.core import fsio, paths
-from okstra.core.errors import InputError
-from okstra.model import active_run
+from okstra.core.errors import InputError, StateError
+from okstra.model import active_run, roles, run_manifest, team_state
+from okstra.model.dispatch import PENDING, Dispatch
+from okstra.model.run_manifest import RunManifest
 
 OKSTRA_DIR = ".okstra"
+MANIFEST = "run-manifest.json"
 _SLUG = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 _WORKER = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
 
@@ -45,6 +49,35 @@ def check_worker_id(worker_id: str, source: str = "worker id") -> str:
     return worker_id
 
 
+# A report is a pair beside each other: `<stem>.md` (what people read) and
+# `<stem>.data.json` (what okstra validates and renders from), DESIGN §8.
+MARKDOWN_SUFFIX = ".md"
+DATA_SUFFIX = ".data.json"
+
+
+def report_stem(path: Path) -> str | None:
+    """`<stem>` of `<stem>.md` or `<stem>.data.json`; None for any other name."""
+    name = Path(path).name
+    for suffix in (DATA_SUFFIX, MARKDOWN_SUFFIX):
+        if name.endswith(suffix) and len(name) > len(suffix):
+            return name[: -len(suffix)]
+    return None
+
+
+def markdown_of(path: Path) -> Path:
+    """The Markdown report of a report file (`x.data.json` or a plain `x.json` -> `x.md`)."""
+    stem = report_stem(path)
+    if stem is None:
+        stem = Path(path).name.removesuffix(".json")
+    return Path(path).with_name(stem + MARKDOWN_SUFFIX)
+
+
+def data_of(path: Path) -> Path:
+    """The data file of a report file (`x.md` or a plain `x` -> `x.data.json`)."""
+    stem = report_stem(path)
+    return Path(path).with_name((stem if stem is not None else Path(path).name) + DATA_SUFFIX)
+
+
 def translation_of(report: Path, language: str) -> Path:
     """The translator's sidecar of a report: `<report>.<lang>.md` beside it (DESIGN §8)."""
     return Path(report).with_name(f"{Path(report).stem}.{language}.md")
@@ -61,7 +94,7 @@ class RunLayout:
 
     @property
     def manifest(self) -> Path:
-        return self.dir / "run-manifest.json"
+        return self.dir / MANIFEST
 
     @property
     def team_state(self) -> Path:
@@ -139,10 +172,10 @@ class RunLayout:
         return f"final-report-{task_type}-{report_number:03d}"
 
     def report_markdown(self, task_type: str, report_number: int) -> Path:
-        return self.reports_dir / f"{self.report_stem(task_type, report_number)}.md"
+        return self.reports_dir / f"{self.report_stem(task_type, report_number)}{MARKDOWN_SUFFIX}"
 
     def report_data(self, task_type: str, report_number: int) -> Path:
-        return self.reports_dir / f"{self.report_stem(task_type, report_number)}.data.json"
+        return data_of(self.report_markdown(task_type, report_number))
 
     def report_html(self, task_type: str, report_number: int) -> Path:
         return self.reports_dir / f"{self.report_stem(task_type, report_number)}.html"
@@ -205,7 +238,7 @@ def project_root_of(manifest_path: Path) -> Path:
     """`<root>/.okstra/runs/<run-id>/run-manifest.json` -> `<root>`; anything else is refused."""
     resolved = Path(manifest_path).resolve()
     parts = resolved.parts
-    if len(parts) < 5 or parts[-4:-2] != (OKSTRA_DIR, "runs") or not resolved.is_file():
+    if len(parts) < 5 or parts[-4:-2] != (OKSTRA_DIR, "runs") or parts[-1] != MANIFEST or not resolved.is_file():
         raise InputError(
             f"--run-manifest: {str(manifest_path)!r} is not a run manifest at <project>/.okstra/runs/<run-id>/run-manifest.json",
             hint="pass the run-manifest.json that render-bundle wrote",
@@ -213,24 +246,102 @@ def project_root_of(manifest_path: Path) -> Path:
     return resolved.parents[3]
 
 
-def locate_run(manifest: str | None, *, root: Path | None = None, cwd: Path | None = None) -> tuple[Path, Path]:
-    """(project root, run manifest path) of the run a command works on.
+# -- the run handle ---------------------------------------------------------------
 
-    `--run-manifest` names it (its project is the folder above its `.okstra/runs/`;
-    with `root` given it must lie inside that project); else the active run of
-    `root`, by default the project around `cwd`.
-    """
+
+@dataclass(frozen=True)
+class Run:
+    """The run a command works on, opened once by `open_run` and passed down."""
+
+    root: Path
+    layout: RunLayout
+    manifest_path: Path
+    manifest: RunManifest
+    team_state_path: Path
+
+    @property
+    def project(self) -> ProjectLayout:
+        return ProjectLayout(self.root)
+
+    def state(self) -> team_state.TeamState:
+        return team_state.load(self.team_state_path)
+
+    def resolve(self, value: str, source: str) -> Path:
+        return paths.resolve_inside(self.root, value, source=source)
+
+
+def _manifest_path(manifest: str | os.PathLike[str], project_root: str | os.PathLike[str] | None, cwd: Path | None) -> Path:
+    """Where `--run-manifest` points. Inside the project we work in (DESIGN §14): the one
+    given (`--project-root`, OKSTRA_PROJECT_ROOT) or around `cwd`; with neither, the
+    project the manifest itself names."""
+    try:
+        root = paths.find_project_root(cwd, explicit=project_root)
+    except InputError:
+        if project_root is not None:
+            raise
+        return (Path(cwd) if cwd is not None else Path.cwd()).joinpath(manifest).resolve()
+    return paths.resolve_inside(root, manifest, source="--run-manifest", base=cwd or Path.cwd())
+
+
+def open_run(
+    manifest: str | os.PathLike[str] | None,
+    *,
+    project_root: str | os.PathLike[str] | None = None,
+    cwd: Path | None = None,
+) -> Run:
+    """The run named by `--run-manifest`, else the active run of the project
+    (`--project-root`, OKSTRA_PROJECT_ROOT, or the one around `cwd`)."""
     if manifest is not None:
-        path = paths.argument(root, manifest, source="--run-manifest") if root is not None else Path(manifest).resolve()
-        return project_root_of(path), path
-    root = Path(root).resolve() if root is not None else paths.find_project_root(cwd)
-    active = active_run.load(root)
-    if active is None:
-        raise InputError(
-            f"no active run in {root} ({active_run.ACTIVE_RUN_FILE})",
-            hint="pass --run-manifest .okstra/runs/<run-id>/run-manifest.json",
-        )
-    return root, paths.resolve_inside(root, active.run_manifest_path, source="active-run.json runManifestPath")
+        manifest_path = _manifest_path(manifest, project_root, cwd)
+        root = project_root_of(manifest_path)
+    else:
+        root = paths.find_project_root(cwd, explicit=project_root)
+        active = active_run.load(root)
+        if active is None:
+            raise InputError(
+                f"no active run in {root} ({active_run.ACTIVE_RUN_FILE})",
+                hint="pass --run-manifest .okstra/runs/<run-id>/run-manifest.json",
+            )
+        manifest_path = paths.resolve_inside(root, active.run_manifest_path, source="active-run.json runManifestPath")
+    loaded = run_manifest.load(manifest_path)
+    layout = RunLayout(root, loaded.run_id)
+    if layout.manifest != manifest_path:
+        raise StateError(f"{manifest_path}: runId {loaded.run_id!r} does not match its folder {manifest_path.parent.name!r}")
+    state_path = paths.resolve_inside(root, loaded.team_state_path, source=f"{manifest_path}: teamStatePath")
+    return Run(root, layout, manifest_path, loaded, state_path)
+
+
+def new_attempt(
+    run: RunLayout,
+    *,
+    worker_id: str,
+    role: str,
+    provider: str,
+    model_id: str,
+    attempt: int,
+    result_path: Path | None = None,
+    liveness_mode: str = "heartbeat",
+) -> Dispatch:
+    """A pending dispatch record of one attempt, every path fresh from the run layout.
+
+    `result_path` overrides the worker's result file (the translator writes the
+    report's translation sidecar, DESIGN §8).
+    """
+    artifact = run.heartbeat_path(worker_id, attempt) if liveness_mode == "heartbeat" else run.log_path(worker_id, attempt)
+    return Dispatch(
+        worker_id=worker_id,
+        role=role,
+        provider=provider,
+        model_id=model_id,
+        status=PENDING,
+        attempt=attempt,
+        round=roles.round_of(role),
+        prompt_path=run.relative(run.prompt_path(worker_id, attempt)),
+        result_path=run.relative(result_path or run.result_path(worker_id, attempt)),
+        log_path=run.relative(run.log_path(worker_id, attempt)),
+        liveness_mode=liveness_mode,
+        liveness_artifact=run.relative(artifact),
+    )
 
 
 # Sequences (DESIGN §2): one counter per category in task.json, advanced under lock.
