@@ -21,7 +21,7 @@ from pathlib import Path
 from bench.run import Context, Row
 from fixtures.runs import make_run, set_dispatch
 from okstra.core import fsio
-from okstra.team import liveness
+from okstra.team import processes
 
 LANDINGS = 20
 WORKERS = 32
@@ -40,7 +40,7 @@ def _project(ctx: Context, name: str) -> Path:
 
 
 def _in_flight(layout, workers: list[str], pid: int) -> None:
-    start = liveness.process_start_time(pid)
+    start = processes.start_time(pid)
     for w in workers:
         fsio.write_json(layout.heartbeat_path(w), {"beatAt": _iso()})
         set_dispatch(

@@ -66,7 +66,7 @@ def _teardown_once(ctx: Context, n: int) -> float:
     from fixtures.runs import make_run
     from okstra.core import fsio
     from okstra.model import team_state
-    from okstra.team import liveness
+    from okstra.team import processes
     from okstra.team.backends.base import LaunchSpec
     from okstra.team.backends.tmux import TmuxBackend
 
@@ -90,7 +90,7 @@ def _teardown_once(ctx: Context, n: int) -> float:
                         pane_id=launched[d.worker_id].pane_id,
                         pid=launched[d.worker_id].pid,
                         pgid=launched[d.worker_id].pid,
-                        pid_start_time=liveness.process_start_time(launched[d.worker_id].pid),
+                        pid_start_time=processes.start_time(launched[d.worker_id].pid),
                         started_at="2026-11-30T12:00:00Z",
                     )
                     for d in state.dispatches

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Sequence
 
 from okstra.core import cli
+from okstra.model.dispatch import COMPLETED
 from okstra.model.layout import Run, check_worker_id, open_run
 
 PROG = "worker-run"
@@ -62,12 +64,20 @@ def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
         worker = check_worker_id(args.worker, "--worker")
         run = open_run(args.run_manifest, project_root=args.project_root)
         scope = _scope_begin(run, worker, args.attempt)
-        return worker_run.run(
+        done = worker_run.run(
             run,
             worker,
             args.attempt,
             echo=worker_run.main_echo(),
             at_end=lambda: _scope_end(scope, worker, args.attempt),
         )
+        if done.signal is not None:
+            cli.say(PROG, f"{done.worker_id}: terminated by {signal.Signals(done.signal).name}")
+            return cli.signalled(done.signal)
+        if done.status == COMPLETED:
+            cli.say(PROG, f"{done.worker_id}: completed -> {done.result}")
+            return cli.EXIT_OK
+        cli.say(PROG, f"{done.worker_id}: error: {done.reason}")
+        return cli.EXIT_NO
 
     return cli.run(PROG, body)

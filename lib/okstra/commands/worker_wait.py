@@ -4,12 +4,39 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from okstra.commands.worker_probe import add_selection, add_wait_options
 from okstra.core import cli
 from okstra.model.layout import check_worker_id, open_run
 
 PROG = "worker-wait"
+
+
+class ProgressLine:
+    """One live line on a terminal's stderr, rewritten in place; silent elsewhere."""
+
+    def __init__(self, prog: str, stream: Any = None) -> None:
+        self.prog = prog
+        self.stream = stream or sys.stderr
+        self.enabled = bool(getattr(self.stream, "isatty", lambda: False)())
+        self._last = ""
+
+    def __call__(self, healths: list[Any], waited: float) -> None:
+        if not self.enabled:
+            return
+        done = sum(h.done for h in healths)
+        bad = sum(not h.healthy for h in healths)
+        line = f"{self.prog}: {done} done, {len(healths) - done - bad} pending, {bad} unhealthy, {waited:.0f} s"
+        if line != self._last:
+            self.stream.write("\r\x1b[2K" + line)
+            self.stream.flush()
+            self._last = line
+
+    def end(self) -> None:
+        if self.enabled and self._last:
+            self.stream.write("\r\x1b[2K")
+            self.stream.flush()
 
 
 def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
@@ -24,7 +51,7 @@ def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
         workers = [check_worker_id(w, "--worker") for w in args.worker]
         run = open_run(args.run_manifest, project_root=args.project_root)
         selection = liveness.selection_of(run, workers)
-        line = liveness.ProgressLine(PROG)
+        line = ProgressLine(PROG)
         try:
             outcome = liveness.wait(
                 selection,
@@ -41,8 +68,9 @@ def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
             for h in outcome.healths:
                 word = "done" if h.done else ("pending" if h.healthy else "unhealthy")
                 sys.stdout.write(f"{word}\t{h.worker_id}\t{h.result_path if h.done else h.reason}\n")
-            verdict = {0: "all done", 1: "a worker is unhealthy", 3: "timed out"}[outcome.code]
-            sys.stdout.write(f"{verdict} after {outcome.waited:.1f} s\n")
-        return outcome.code
+            sys.stdout.write(f"{outcome.verdict} after {outcome.waited:.1f} s\n")
+        return {liveness.ALL_DONE: cli.EXIT_OK, liveness.UNHEALTHY: cli.EXIT_NO, liveness.TIMED_OUT: cli.EXIT_DEADLINE}[
+            outcome.verdict
+        ]
 
     return cli.run(PROG, body)

@@ -26,6 +26,7 @@ EXIT_FAILED = 2  # the command could not do its job (bad usage, bad input, path 
 EXIT_DEADLINE = 3
 EXIT_INTERNAL = 70
 EXIT_INTERRUPTED = 130
+EXIT_SIGNALLED = 128  # + the signal number, as a shell reports a process a signal stopped
 
 EXIT_CODES_HELP = """\
 Exit codes:
@@ -37,6 +38,10 @@ Exit codes:
   130  interrupted"""
 
 BIN_DIR = Path(__file__).resolve().parents[3] / "bin"
+
+
+def signalled(signum: int) -> int:
+    return EXIT_SIGNALLED + signum
 
 
 def exit_code_for(exc: errors.OkstraError) -> int:

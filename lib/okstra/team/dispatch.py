@@ -27,7 +27,7 @@ from okstra.model import team_state
 from okstra.model.dispatch import PENDING, Dispatch
 from okstra.model.layout import Run, new_attempt
 from okstra.model.team_state import TeamState
-from okstra.team import liveness
+from okstra.team import processes
 from okstra.team.backends import base
 from okstra.team.backends.base import Launched, LaunchSpec, PartialLaunch
 
@@ -197,7 +197,7 @@ def dispatch(
 def _record(run: Run, launched: Sequence[Launched], dispatched_at: str) -> None:
     """Pane ids, dispatchedAt and (until worker-run writes its own) pid/pgid/start time, one locked update."""
     by_key = {(x.spec.worker_id, x.spec.attempt): x for x in launched}
-    starts = {x.pid: liveness.process_start_time(x.pid) for x in launched if x.pid}
+    starts = {x.pid: processes.start_time(x.pid) for x in launched if x.pid}
 
     def change(current: TeamState) -> TeamState:
         out = []

@@ -26,9 +26,6 @@ user gate) as the active run's phase.
 
 from __future__ import annotations
 
-import os
-import signal
-import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,12 +36,11 @@ from okstra.model import active_run, team_state
 from okstra.model.dispatch import ERROR, TORN_DOWN_REASON, Dispatch
 from okstra.model.layout import Run
 from okstra.model.team_state import TeamState
-from okstra.team import liveness
+from okstra.team import processes
 from okstra.team.backends import base
 from okstra.team.backends.base import WORKER, Backend
 
 DEFAULT_GRACE = 5.0  # seconds between TERM and KILL (worker-run itself allows its child 2 s)
-POLL = 0.02
 ABANDONED = "abandoned"
 
 
@@ -129,7 +125,7 @@ def teardown(run: Run, *, dry_run: bool = False, grace: float = DEFAULT_GRACE, f
     targets = _targets(state.dispatches)
     outcome.written_off = _write_off(run)
     _close(backend, outcome, list(state.dispatches), dry_run=False)
-    outcome.stopped, outcome.survivors = _stop(targets, grace)
+    outcome.stopped, outcome.survivors = processes.stop(targets, grace)
     outcome.final_status, outcome.run_ended = end(run, final_status=final_status)
     return outcome
 
@@ -181,84 +177,8 @@ def _write_off(run: Run) -> list[str]:
     return written
 
 
-# -- processes ------------------------------------------------------------------------
-
-
-def _children() -> dict[int, list[int]]:
-    tree: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc") if os.path.isdir("/proc") else ():
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as handle:
-                raw = handle.read().decode("ascii", "replace")
-        except OSError:
-            continue
-        fields = raw[raw.rfind(")") + 2 :].split()
-        if len(fields) > 1 and fields[1].isdigit():
-            tree.setdefault(int(fields[1]), []).append(int(entry))
-    return tree
-
-
 def _targets(dispatches: Iterable[Dispatch]) -> dict[int, str | None]:
     """pid -> start time of every live recorded worker process (worker-run and its provider
     child, which an orphaning SIGKILL of worker-run leaves outside its tree) and all descendants."""
     recorded = [(d.pid, d.pid_start_time) for d in dispatches] + [(d.child_pid, d.child_start_time) for d in dispatches]
-    roots = {pid: start for pid, start in recorded if pid and liveness.process_matches(pid, start)}
-    if not roots:
-        return {}
-    tree = _children()
-    found: dict[int, str | None] = {}
-    todo = list(roots)
-    while todo:
-        pid = todo.pop()
-        if pid in found or pid <= 1 or pid == os.getpid():
-            continue
-        found[pid] = roots.get(pid) or liveness.process_start_time(pid)
-        todo.extend(tree.get(pid, []))
-    return found
-
-
-def _signal(targets: dict[int, str | None], sig: int) -> None:
-    groups = set()
-    for pid, start in targets.items():
-        if not liveness.process_matches(pid, start):
-            continue
-        try:
-            pgid = os.getpgid(pid)
-        except OSError:
-            continue
-        if pgid == pid:  # a group leader we recorded: its whole group
-            if pgid not in groups:
-                groups.add(pgid)
-                _kill(os.killpg, pgid, sig)
-        else:
-            _kill(os.kill, pid, sig)
-
-
-def _kill(send, target: int, sig: int) -> None:
-    try:
-        send(target, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-def _alive(targets: dict[int, str | None]) -> list[int]:
-    return [pid for pid, start in targets.items() if liveness.process_matches(pid, start)]
-
-
-def _stop(targets: dict[int, str | None], grace: float) -> tuple[list[int], list[int]]:
-    """TERM, wait up to `grace`, KILL, verify. Returns (signalled pids, survivors)."""
-    if not targets:
-        return [], []
-    signalled = _alive(targets)
-    _signal(targets, signal.SIGTERM)
-    deadline = time.monotonic() + grace
-    while _alive(targets) and time.monotonic() < deadline:
-        time.sleep(POLL)
-    if _alive(targets):
-        _signal(targets, signal.SIGKILL)
-        deadline = time.monotonic() + 2.0
-        while _alive(targets) and time.monotonic() < deadline:
-            time.sleep(POLL)
-    return signalled, _alive(targets)
+    return processes.with_descendants({pid: start for pid, start in recorded if pid})

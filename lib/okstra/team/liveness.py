@@ -12,21 +12,17 @@ pending dispatch `dispatchedAt` — never from an artifact's modification time
 alone: an artifact older than that clock belongs to an earlier attempt and
 is ignored, so a re-dispatched worker that inherits old files is not stale.
 
-`wait` sleeps on inotify (through ctypes: libc `inotify_init1` /
-`inotify_add_watch` on the team-state and result folders), so a landed result
-is noticed within milliseconds; it re-assesses once a second for idle and dead
-workers, and falls back to a short stat poll where inotify is unavailable.
+`wait` sleeps on `inotify.FolderWatch` (the team-state and result folders),
+so a landed result is noticed within milliseconds; it re-assesses once a
+second for idle and dead workers. Whether a recorded pid is still its process
+is `processes.matches`. The answer is a verdict; worker-wait turns it into an
+exit code.
 """
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
-import ctypes.util
 import functools
 import os
-import select
-import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -40,50 +36,13 @@ from okstra.core.errors import InputError, RefusedError
 from okstra.model import team_state
 from okstra.model.dispatch import COMPLETED, IN_PROGRESS, PENDING, Dispatch
 from okstra.model.layout import Run, RunLayout
+from okstra.team import inotify, processes
 
 DEFAULT_MAX_IDLE = 120.0
 DEFAULT_LAUNCH_GRACE = 30.0
 DEFAULT_TIMEOUT = 1800.0
 REASSESS_EVERY = 1.0  # seconds between re-assessments while inotify is quiet
-FALLBACK_POLL = 0.05  # seconds between stat polls without inotify
 CLOCK_SLACK = 1.0  # an artifact this much older than the clock still counts (coarse mtimes)
-
-
-# -- processes ----------------------------------------------------------------
-
-
-def _stat_fields(pid: int) -> list[str] | None:
-    try:
-        with open(f"/proc/{int(pid)}/stat", "rb") as handle:
-            raw = handle.read().decode("ascii", "replace")
-    except (OSError, ValueError):
-        return None
-    # Field 2 (comm) may hold spaces and parentheses: split after the last ')'.
-    return raw[raw.rfind(")") + 2 :].split()
-
-
-def process_start_time(pid: int) -> str | None:
-    """The process start time (clock ticks since boot, /proc/<pid>/stat field 22), or None."""
-    fields = _stat_fields(pid)
-    return fields[19] if fields and len(fields) > 19 else None
-
-
-def process_matches(pid: int, start_time: str | None) -> bool:
-    """True while `pid` runs (not a zombie) and, when `start_time` is known, is the same process."""
-    fields = _stat_fields(pid)
-    if fields is None:
-        if not Path("/proc/self/stat").exists():  # no procfs: ask the kernel directly
-            try:
-                os.kill(pid, 0)
-            except ProcessLookupError:
-                return False
-            except PermissionError:
-                return True
-            return True
-        return False
-    if fields[0] in ("Z", "X"):
-        return False
-    return start_time is None or (len(fields) > 19 and fields[19] == str(start_time))
 
 
 # -- one dispatch ---------------------------------------------------------------
@@ -175,7 +134,7 @@ def assess(dispatch: Dispatch, layout: RunLayout, now: float, max_idle: float, l
     clock_name, clock_value = ("startedAt", d.started_at) if d.started_at else ("dispatchedAt", d.dispatched_at)
     clock = parse_iso(clock_value)
     fresh_mtime = astat.st_mtime if astat is not None and (clock is None or astat.st_mtime >= clock - CLOCK_SLACK) else None
-    alive = process_matches(d.pid, d.pid_start_time) if d.pid else None
+    alive = processes.matches(d.pid, d.pid_start_time) if d.pid else None
     base = dict(
         worker_id=d.worker_id,
         attempt=d.attempt,
@@ -209,7 +168,7 @@ def assess(dispatch: Dispatch, layout: RunLayout, now: float, max_idle: float, l
     if d.status not in (PENDING, IN_PROGRESS):
         return verdict(False, f"unknown status {d.status}")
     if alive is False:
-        what = "reused by another process" if _stat_fields(d.pid or 0) else "gone"
+        what = "reused by another process" if processes.exists(d.pid or 0) else "gone"
         return verdict(False, f"process {d.pid} {what} without a terminal status")
     if clock is None:
         if d.status == PENDING:
@@ -268,91 +227,22 @@ def probe(selection: Selection, *, max_idle: float, launch_grace: float, now: Ca
 
 # -- waiting ------------------------------------------------------------------------
 
-IN_CLOSE_WRITE = 0x00000008
-IN_MOVED_TO = 0x00000080
-IN_CREATE = 0x00000100
-IN_DELETE = 0x00000200
-IN_NONBLOCK = os.O_NONBLOCK
-IN_CLOEXEC = os.O_CLOEXEC
-_MASK = IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE
-
-
-class Watcher:
-    """Wake on changes in a few folders: inotify when libc has it, else a short stat poll."""
-
-    def __init__(self, folders: Sequence[Path]) -> None:
-        self.folders = list(dict.fromkeys(Path(f) for f in folders))
-        self.fd: int | None = None
-        self._watched: set[Path] = set()
-        self._libc: Any = None
-        self._signature: tuple[Any, ...] = ()
-        try:
-            libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
-            fd = libc.inotify_init1(IN_NONBLOCK | IN_CLOEXEC)
-            if fd >= 0:
-                self._libc, self.fd = libc, fd
-        except (OSError, AttributeError):
-            self.fd = None
-        self._add_missing()
-        self._signature = self._stat_signature()
-
-    @property
-    def uses_inotify(self) -> bool:
-        return self.fd is not None
-
-    def _add_missing(self) -> None:
-        if self.fd is None:
-            return
-        for folder in self.folders:
-            if folder not in self._watched and folder.is_dir():
-                if self._libc.inotify_add_watch(self.fd, os.fsencode(folder), _MASK) >= 0:
-                    self._watched.add(folder)
-
-    def _stat_signature(self) -> tuple[Any, ...]:
-        sig = []
-        for folder in self.folders:
-            st = _stat(folder)
-            sig.append((st.st_mtime_ns, st.st_ino) if st else None)
-        return tuple(sig)
-
-    def wait(self, timeout: float) -> bool:
-        """Block up to `timeout` seconds; True when something in the folders changed."""
-        if self.fd is not None:
-            ready, _, _ = select.select([self.fd], [], [], max(0.0, timeout))
-            changed = False
-            if ready:
-                with contextlib.suppress(BlockingIOError):
-                    while os.read(self.fd, 65536):
-                        changed = True
-            self._add_missing()
-            return changed
-        end = time.monotonic() + max(0.0, timeout)
-        while True:
-            sig = self._stat_signature()
-            if sig != self._signature:
-                self._signature = sig
-                return True
-            left = end - time.monotonic()
-            if left <= 0:
-                return False
-            time.sleep(min(FALLBACK_POLL, left))
-
-    def close(self) -> None:
-        if self.fd is not None:
-            os.close(self.fd)
-            self.fd = None
+# What a wait ended with (worker-wait maps each to its exit code).
+ALL_DONE = "all done"
+UNHEALTHY = "a worker is unhealthy"
+TIMED_OUT = "timed out"
 
 
 @dataclass
 class WaitOutcome:
-    code: int  # 0 all done, 1 some unhealthy, 3 timeout
+    verdict: str  # ALL_DONE, UNHEALTHY or TIMED_OUT
     healths: list[Health] = field(default_factory=list)
     waited: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "ok": self.code == 0,
-            "timedOut": self.code == 3,
+            "ok": self.verdict == ALL_DONE,
+            "timedOut": self.verdict == TIMED_OUT,
             "waitedSeconds": round(self.waited, 3),
             "done": [h.worker_id for h in self.healths if h.done],
             "pending": [h.worker_id for h in self.healths if h.healthy and not h.done],
@@ -384,7 +274,7 @@ def wait(
     launch_grace: float,
     progress: Callable[[list[Health], float], None] | None = None,
 ) -> WaitOutcome:
-    """Block until every selected worker is done (0), one is unhealthy (1) or `timeout` passes (3).
+    """Block until every selected worker is done, one is unhealthy or `timeout` passes.
 
     A selected dispatch that was never launched (pending, no dispatchedAt) would keep it
     waiting for nothing: refused at once (exit 2, "run team-dispatch"), unless another
@@ -394,7 +284,7 @@ def wait(
     if never:
         healths = probe(selection, max_idle=max_idle, launch_grace=launch_grace)
         if any(not h.healthy for h in healths):
-            return WaitOutcome(1, healths, 0.0)
+            return WaitOutcome(UNHEALTHY, healths, 0.0)
         names = ", ".join(d.worker_id if d.attempt == 1 else f"{d.worker_id} (attempt {d.attempt})" for d in never)
         raise RefusedError(
             f"nothing to wait for: {names} never dispatched (pending, not launched)",
@@ -406,48 +296,19 @@ def wait(
         for d in chosen
         if d.result_path
     ]
-    watcher = Watcher(folders)
-    tick = REASSESS_EVERY if watcher.uses_inotify else FALLBACK_POLL
-    started = time.monotonic()
-    try:
+    with inotify.FolderWatch(folders) as watch:
+        tick = REASSESS_EVERY if watch.uses_inotify else inotify.FALLBACK_POLL
+        started = time.monotonic()
         while True:
             healths = probe(selection, max_idle=max_idle, launch_grace=launch_grace)
             waited = time.monotonic() - started
             if progress is not None:
                 progress(healths, waited)
             if any(not h.healthy for h in healths):
-                return WaitOutcome(1, healths, waited)
+                return WaitOutcome(UNHEALTHY, healths, waited)
             if all(h.done for h in healths):
-                return WaitOutcome(0, healths, waited)
+                return WaitOutcome(ALL_DONE, healths, waited)
             left = timeout - waited
             if left <= 0:
-                return WaitOutcome(3, healths, waited)
-            watcher.wait(min(tick, left))
-    finally:
-        watcher.close()
-
-
-class ProgressLine:
-    """One live line on a terminal's stderr, rewritten in place; silent elsewhere."""
-
-    def __init__(self, prog: str, stream: Any = None) -> None:
-        self.prog = prog
-        self.stream = stream or sys.stderr
-        self.enabled = bool(getattr(self.stream, "isatty", lambda: False)())
-        self._last = ""
-
-    def __call__(self, healths: list[Health], waited: float) -> None:
-        if not self.enabled:
-            return
-        done = sum(h.done for h in healths)
-        bad = sum(not h.healthy for h in healths)
-        line = f"{self.prog}: {done} done, {len(healths) - done - bad} pending, {bad} unhealthy, {waited:.0f} s"
-        if line != self._last:
-            self.stream.write("\r\x1b[2K" + line)
-            self.stream.flush()
-            self._last = line
-
-    def end(self) -> None:
-        if self.enabled and self._last:
-            self.stream.write("\r\x1b[2K")
-            self.stream.flush()
+                return WaitOutcome(TIMED_OUT, healths, waited)
+            watch.wait(min(tick, left))

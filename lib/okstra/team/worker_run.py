@@ -11,8 +11,10 @@ own stdout, writes the answer atomically to the **recorded** result path,
 records token usage and the terminal status with exit code and reason.
 
 SIGTERM, SIGHUP and SIGINT are forwarded to the child's process group; after
-a short grace the group is killed, the record says `error` with
-"terminated by SIG…", and `run` returns 128 + the signal number.
+a short grace the group is killed (`processes.term_then_kill`), the record
+says `error` with "terminated by SIG…", and `run` says which signal; the
+command exits 128 + its number. `run` returns a `Finished` verdict; it prints
+nothing (DESIGN §1).
 """
 
 from __future__ import annotations
@@ -29,15 +31,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from okstra.core import cli, fsio, paths, proc
+from okstra.core import fsio, paths, proc
 from okstra.core.clock import now_iso
 from okstra.core.errors import OkstraError, RefusedError
 from okstra.model import team_state
 from okstra.model.dispatch import COMPLETED, ERROR, IN_PROGRESS, Dispatch
 from okstra.model.layout import Run, RunLayout
-from okstra.team import liveness, output, worktrees
+from okstra.team import output, processes, worktrees
 
-PROG = "worker-run"
 HEARTBEAT_EVERY = 1.0  # seconds between heartbeat rewrites
 KILL_GRACE = 2.0  # seconds between forwarding a signal and SIGKILL
 DRAIN_GRACE = 2.0  # seconds to keep reading after the child exited (grandchildren holding the pipes)
@@ -81,7 +82,7 @@ def prepare(run: Run, worker_id: str, attempt: int | None = None) -> Plan:
     where = f"dispatch {worker_id!r} attempt {dispatch.attempt}"
     if dispatch.terminal:
         raise RefusedError(f"{where} is already {dispatch.status}", hint="dispatch a new attempt to run it again")
-    if dispatch.status == IN_PROGRESS and dispatch.pid and liveness.process_matches(dispatch.pid, dispatch.pid_start_time):
+    if dispatch.status == IN_PROGRESS and dispatch.pid and processes.matches(dispatch.pid, dispatch.pid_start_time):
         raise RefusedError(f"{where} is already running as pid {dispatch.pid}")
     if not dispatch.result_path:
         raise RefusedError(f"{where} has no recorded resultPath", hint="re-dispatch it so the record names its result file")
@@ -170,11 +171,6 @@ class _Captured:
     returncode: int | None = None
 
 
-def _kill_group(pgid: int, sig: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, sig)
-
-
 def _wait(child: Any, timeout: float) -> int | None:
     """The child's return code once it exits within `timeout` seconds, else None."""
     end = time.monotonic() + timeout
@@ -184,11 +180,16 @@ def _wait(child: Any, timeout: float) -> int | None:
 
 
 def _stop_child(child: Any, signum: int) -> int:
-    """Forward `signum` to the child's group, wait KILL_GRACE, then SIGKILL the group."""
-    _kill_group(child.pid, signum)
-    _wait(child, KILL_GRACE)
-    _kill_group(child.pid, signal.SIGKILL)  # stragglers of the group too, even if the leader left
-    code = _wait(child, KILL_GRACE)
+    """Forward `signum` to the child's group, SIGKILL it after KILL_GRACE (processes.term_then_kill)."""
+    processes.term_then_kill(
+        lambda sig: processes.kill_group(child.pid, sig),
+        lambda: child.poll() is None,
+        grace=KILL_GRACE,
+        first=signum,
+        kill_wait=KILL_GRACE,
+    )
+    processes.kill_group(child.pid, signal.SIGKILL)  # stragglers of the group too, even if the leader left
+    code = child.poll()
     return code if code is not None else -signal.SIGKILL
 
 
@@ -206,46 +207,45 @@ def _beat(plan: Plan, child_pid: int | None, out_bytes: int) -> None:
     )
 
 
-def _supervise(plan: Plan, signals: _Signals, echo: BinaryIO | None) -> _Captured:
-    """Run the child, tee its output, beat the heart; stop it when a signal arrives."""
-    captured = _Captured(bytearray(), bytearray())
-    plan.log_path.parent.mkdir(parents=True, exist_ok=True)
-    # The log is a stream, not a document: appended as output arrives (the atomic
-    # rule of fsio is for documents other processes read whole).
-    with open(plan.log_path, "ab", buffering=0) as log:
-        log.write(f"=== {now_iso()} worker-run pid {os.getpid()}: {_shown(plan.argv)}\n".encode())
-        if signals.received is not None:
-            return captured
-        out_r, out_w = os.pipe()
-        err_r, err_w = os.pipe()
-        try:
-            # stdin is /dev/null (proc.spawn's default); a new session = its own process group.
-            child = proc.spawn(
-                plan.argv,
-                cwd=plan.workdir or plan.layout.project_root,
-                env=child_env(plan),
-                stdout=out_w,
-                stderr=err_w,
-                new_session=True,
-            )
-        except BaseException:
-            for fd in (out_r, err_r):
-                os.close(fd)
-            raise
-        finally:
-            os.close(out_w)
-            os.close(err_w)
-        _set(plan, lambda d: d.evolve(child_pid=child.pid, child_start_time=liveness.process_start_time(child.pid)))
-        sel = selectors.DefaultSelector()
-        sel.register(out_r, selectors.EVENT_READ, captured.stdout)
-        sel.register(err_r, selectors.EVENT_READ, captured.stderr)
-        sel.register(signals.read_fd, selectors.EVENT_READ, None)
-        open_streams = 2
-        next_beat = time.monotonic() + HEARTBEAT_EVERY
-        exited_at: float | None = None
-        while open_streams:
-            if signals.received is not None:
-                break
+def _spawn(plan: Plan) -> tuple[Any, int, int]:
+    """Start the provider CLI: stdin /dev/null (proc.spawn's default), the project (or the
+    worker's worktree) as working directory, a new session (its own process group).
+    Returns (child, out fd, err fd)."""
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    try:
+        child = proc.spawn(
+            plan.argv,
+            cwd=plan.workdir or plan.layout.project_root,
+            env=child_env(plan),
+            stdout=out_w,
+            stderr=err_w,
+            new_session=True,
+        )
+    except BaseException:
+        for fd in (out_r, err_r):
+            os.close(fd)
+        raise
+    finally:
+        os.close(out_w)
+        os.close(err_w)
+    return child, out_r, err_r
+
+
+def _pump(
+    plan: Plan, child: Any, fds: tuple[int, int], signals: _Signals, captured: _Captured, log: BinaryIO, echo: BinaryIO | None
+) -> None:
+    """Tee the child's output to the log (and `echo`) and beat the heart until both streams
+    close, a signal arrives, or the child is gone DRAIN_GRACE while something else holds the pipes."""
+    sel = selectors.DefaultSelector()
+    sel.register(fds[0], selectors.EVENT_READ, captured.stdout)
+    sel.register(fds[1], selectors.EVENT_READ, captured.stderr)
+    sel.register(signals.read_fd, selectors.EVENT_READ, None)
+    open_streams = 2
+    next_beat = time.monotonic() + HEARTBEAT_EVERY
+    exited_at: float | None = None
+    try:
+        while open_streams and signals.received is None:
             now = time.monotonic()
             if exited_at is None and child.poll() is not None:
                 exited_at = now
@@ -271,16 +271,39 @@ def _supervise(plan: Plan, signals: _Signals, echo: BinaryIO | None) -> _Capture
                     with contextlib.suppress(OSError, ValueError):
                         echo.write(chunk)
                         echo.flush()
+    finally:
         sel.close()
+
+
+def _reap(child: Any, signals: _Signals) -> int:
+    """The child's return code once it is stopped; no process of its group is left behind."""
+    if signals.received is not None:
+        return _stop_child(child, signals.received)
+    code = _wait(child, KILL_GRACE)
+    if code is None:
+        code = _stop_child(child, signal.SIGTERM)
+    processes.kill_group(child.pid, signal.SIGKILL)  # leave no grandchild behind
+    return code
+
+
+def _supervise(plan: Plan, signals: _Signals, echo: BinaryIO | None) -> _Captured:
+    """Run the child, tee its output, beat the heart; stop it when a signal arrives."""
+    captured = _Captured(bytearray(), bytearray())
+    plan.log_path.parent.mkdir(parents=True, exist_ok=True)
+    # The log is a stream, not a document: appended as output arrives (the atomic
+    # rule of fsio is for documents other processes read whole).
+    with open(plan.log_path, "ab", buffering=0) as log:
+        log.write(f"=== {now_iso()} worker-run pid {os.getpid()}: {_shown(plan.argv)}\n".encode())
         if signals.received is not None:
-            captured.returncode = _stop_child(child, signals.received)
-        else:
-            captured.returncode = _wait(child, KILL_GRACE)
-            if captured.returncode is None:
-                captured.returncode = _stop_child(child, signal.SIGTERM)
-            _kill_group(child.pid, signal.SIGKILL)  # leave no grandchild behind
-        os.close(out_r)
-        os.close(err_r)
+            return captured
+        child, out_r, err_r = _spawn(plan)
+        try:
+            _set(plan, lambda d: d.evolve(child_pid=child.pid, child_start_time=processes.start_time(child.pid)))
+            _pump(plan, child, (out_r, err_r), signals, captured, log, echo)
+            captured.returncode = _reap(child, signals)
+        finally:
+            os.close(out_r)
+            os.close(err_r)
         log.write(f"=== {now_iso()} child exited {captured.returncode}\n".encode())
     return captured
 
@@ -304,7 +327,7 @@ def _mark_started(plan: Plan) -> Dispatch:
             started_at=now_iso(),
             pid=me,
             pgid=os.getpgid(0),
-            pid_start_time=liveness.process_start_time(me),
+            pid_start_time=processes.start_time(me),
             liveness_mode="heartbeat",
             liveness_artifact=plan.layout.relative(plan.heartbeat_path),
             log_path=plan.layout.relative(plan.log_path),
@@ -319,6 +342,17 @@ def _mark_started(plan: Plan) -> Dispatch:
     return _set(plan, start)
 
 
+@dataclass(frozen=True)
+class Finished:
+    """How a dispatch ended, as recorded; worker-run says it and picks the exit code."""
+
+    worker_id: str
+    status: str  # COMPLETED or ERROR
+    reason: str | None = None
+    result: str | None = None  # project-relative, when completed
+    signal: int | None = None  # the forwarded signal that stopped worker-run itself
+
+
 def run(
     handle: Run,
     worker_id: str,
@@ -326,8 +360,8 @@ def run(
     *,
     echo: BinaryIO | None = None,
     at_end: Callable[[], dict[str, Any]] | None = None,
-) -> int:
-    """Run one dispatch to its terminal status. Returns 0 completed, 1 error, 128+N on signal N."""
+) -> Finished:
+    """Run one dispatch to its terminal status and say how it ended."""
     plan = replace(prepare(handle, worker_id, attempt), at_end=at_end)
     with _Signals() as signals:
         _mark_started(plan)
@@ -348,12 +382,11 @@ def run(
                 reason=f"terminated by {name}",
                 exit_code=_exit_code(captured.returncode) if captured.returncode is not None else None,
             )
-            cli.say(PROG, f"{worker_id}: terminated by {name}")
-            return 128 + signals.received
+            return Finished(worker_id, ERROR, reason=f"terminated by {name}", signal=signals.received)
         return _conclude(plan, captured)
 
 
-def _conclude(plan: Plan, captured: _Captured) -> int:
+def _conclude(plan: Plan, captured: _Captured) -> Finished:
     code = _exit_code(captured.returncode if captured.returncode is not None else -signal.SIGKILL)
     stdout = captured.stdout.decode("utf-8", "backslashreplace")
     stderr = captured.stderr.decode("utf-8", "backslashreplace")
@@ -366,11 +399,9 @@ def _conclude(plan: Plan, captured: _Captured) -> int:
         text = verdict.answer if verdict.answer.endswith("\n") else verdict.answer + "\n"
         fsio.atomic_write(plan.result_path, text)  # the result lands before the record says completed
         _finish(plan, COMPLETED, reason=None, exit_code=code, usage=verdict.usage)
-        cli.say(PROG, f"{plan.dispatch.worker_id}: completed -> {plan.layout.relative(plan.result_path)}")
-        return cli.EXIT_OK
+        return Finished(plan.dispatch.worker_id, COMPLETED, result=plan.layout.relative(plan.result_path))
     _finish(plan, ERROR, reason=verdict.reason, exit_code=code, usage=verdict.usage)
-    cli.say(PROG, f"{plan.dispatch.worker_id}: error: {verdict.reason}")
-    return cli.EXIT_NO
+    return Finished(plan.dispatch.worker_id, ERROR, reason=verdict.reason)
 
 
 def _finish(plan: Plan, status: str, *, reason: str | None, exit_code: int | None, usage: object = None) -> None:

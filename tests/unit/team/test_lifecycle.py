@@ -196,19 +196,19 @@ def test_teardown_json_shape(project, no_leftovers):
 def test_teardown_stops_the_provider_orphaned_by_a_sigkilled_worker_run(project, no_leftovers):
     import signal
 
-    from okstra.team import liveness
+    from okstra.team import processes
 
     run = prepare(project, workers=("grok",), backend="cli-wrapper")
     dispatch.dispatch(run)
     grok = wait_for(run, lambda by: by["grok"].child_pid is not None, what="grok's provider child")["grok"]
     os.kill(grok.pid, signal.SIGKILL)  # worker-run dies without a word; its provider child lives on
     deadline = time.monotonic() + 5
-    while liveness.process_matches(grok.pid, grok.pid_start_time) and time.monotonic() < deadline:
+    while processes.matches(grok.pid, grok.pid_start_time) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert liveness.process_matches(grok.child_pid, grok.child_start_time), "the orphaned provider should still run"
+    assert processes.matches(grok.child_pid, grok.child_start_time), "the orphaned provider should still run"
     down = lifecycle.teardown(run, grace=2)
     assert grok.child_pid in down.stopped and down.survivors == []
-    assert not liveness.process_matches(grok.child_pid, grok.child_start_time)
+    assert not processes.matches(grok.child_pid, grok.child_start_time)
     assert (latest(run)["grok"].status, latest(run)["grok"].reason) == ("error", TORN_DOWN_REASON)
 
 

@@ -15,7 +15,7 @@ import pytest
 from conftest import BIN, tree_snapshot
 from fixtures.runs import add_attempt, fakes_env, make_run, set_dispatch
 from okstra.model import team_state
-from okstra.team import liveness
+from okstra.team import processes
 
 
 def worker_run(layout, worker, *args, env=None, timeout=60):
@@ -66,7 +66,7 @@ def group_members(pgid):
     members = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
-            fields = liveness._stat_fields(int(entry.name))
+            fields = processes.stat_fields(int(entry.name))
             if fields and len(fields) > 2 and fields[2] == str(pgid) and fields[0] not in ("Z", "X"):
                 members.append(int(entry.name))
     return members
