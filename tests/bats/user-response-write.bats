@@ -135,3 +135,92 @@ refuse() {
   assert_success
   grep -qx -- '- answer: "paid"' "$SIDECAR"
 }
+
+# A real terminal: the command runs in a pane of a private tmux server and keys are typed.
+tty_session() {
+  SOCK="$BATS_TEST_TMPDIR/tmux.sock"
+  tmux -S "$SOCK" -f /dev/null new-session -d -x 200 -y 50 -s user \
+    "cd '$PROJECT' && PATH='$PATH' HOME='$HOME' OKSTRA_ROOT='$OKSTRA_ROOT' EDITOR='$EDITOR' $1; echo \"rc=\$?\" >'$BATS_TEST_TMPDIR/rc'; sleep 60"
+}
+type_keys() { tmux -S "$SOCK" send-keys -t user: "$@"; }
+wait_for() { # <text in the pane>
+  local _
+  for _ in $(seq 1 100); do
+    tmux -S "$SOCK" capture-pane -p -t user: | grep -qF -- "$1" && return 0
+    sleep 0.1
+  done
+  tmux -S "$SOCK" capture-pane -p -t user: >&2
+  return 1
+}
+teardown() { [ -z "${SOCK:-}" ] || tmux -S "$SOCK" kill-server 2>/dev/null || true; }
+
+@test "--interactive in a real terminal: menus, line editing, approval, confirmation" {
+  export EDITOR=true
+  tty_session "user-response-write --report $REPORT --interactive"
+  wait_for "answer (Enter skips"
+  # readline's editing: C-a goes to the start of the line, BSpace deletes before the cursor
+  type_keys "209" BSpace C-a "1" Enter
+  wait_for "choose 1-2"
+  type_keys "3" Enter
+  wait_for "is not a number from 1 to 2"
+  type_keys "2" Enter
+  wait_for "PLAN DECISION: approve"
+  type_keys "1" Enter
+  wait_for "B: Fixed window counter"
+  type_keys "2" Enter "" Enter
+  wait_for "DIRECTION SELECTION: choose"
+  type_keys "" Enter
+  wait_for "Record this? [y/N]"
+  tmux -S "$SOCK" capture-pane -p -t user: | grep -qF "PLAN DECISION: status=approved, option=B"
+  type_keys "y" Enter
+  local _
+  for _ in $(seq 1 100); do [ -s "$BATS_TEST_TMPDIR/rc" ] && break; sleep 0.1; done
+  [ "$(cat "$BATS_TEST_TMPDIR/rc")" = "rc=0" ]
+  tmux -S "$SOCK" capture-pane -p -t user: | grep -qF "PLAN DECISION: recorded"
+  grep -qx -- '- answer: "120"' "$SIDECAR"
+  grep -qx -- '- answer: "paid"' "$SIDECAR"
+  grep -qx -- '- option: "B"' "$SIDECAR"
+  run ! grep -q '## DIRECTION SELECTION' "$SIDECAR"
+}
+
+@test "--interactive over a pipe records the same, and a 'no' records nothing" {
+  local before
+  before="$(tree_snapshot "$PROJECT")"
+  run --separate-stderr user-response-write --report "$REPORT" --interactive <<<$'120\n2\n1\n2\n\n\nn'
+  assert_failure 1
+  [[ "$stderr" == *"nothing recorded"* ]]
+  [ "$(tree_snapshot "$PROJECT")" = "$before" ]
+  run --separate-stderr user-response-write --report "$REPORT" --interactive <<<$'120\n2\n3\nneeds a cap\n1\nkeep it short\ny'
+  assert_success
+  [ "$output" = "$SIDECAR" ]
+  grep -qx -- '- status: "rejected"' "$SIDECAR"
+  grep -qx -- '- reason: "needs a cap"' "$SIDECAR"
+  grep -qx -- '- notes: "keep it short"' "$SIDECAR"
+}
+
+@test "--interactive: a rejection without a reason is asked again; the input ending records nothing" {
+  local before
+  before="$(tree_snapshot "$PROJECT")"
+  run --separate-stderr user-response-write --report "$REPORT" --interactive < <(printf '\n\n3\n\n')
+  assert_failure 2
+  [[ "$stderr" == *"plan decision reason: required when the status is rejected: answer again"* ]]
+  [[ "$stderr" == *"user-response-write: --interactive: the input ended before the plan decision; nothing recorded"* ]]
+  [ "$(tree_snapshot "$PROJECT")" = "$before" ]
+}
+
+@test "--interactive inside a Claude Code session asks no decision and marks answers relayed" {
+  CLAUDECODE=1 run --separate-stderr user-response-write --report "$REPORT" --interactive <<<$'90\n\ny'
+  assert_success
+  [[ "$stderr" == *"are not asked here: the user records it from their own terminal"* ]]
+  grep -qx -- '- recorded-by: "relayed-by-lead"' "$SIDECAR"
+  run ! grep -q '^## PLAN' "$SIDECAR"
+}
+
+@test "--interactive: ':e' opens \$EDITOR for a long answer" {
+  # shellcheck disable=SC2016  # $1 is the editor script's own argument
+  printf '#!/bin/sh\nprintf "line one\\nline two\\n" >"$1"\n' >"$BATS_TEST_TMPDIR/ed"
+  chmod +x "$BATS_TEST_TMPDIR/ed"
+  EDITOR="$BATS_TEST_TMPDIR/ed" run --separate-stderr user-response-write --report "$REPORT" --interactive <<<$':e\n\n\n\ny'
+  assert_success
+  grep -qx -- '- answer: "line one\\nline two"' "$SIDECAR"
+}

@@ -34,9 +34,9 @@ def _run(args: argparse.Namespace) -> int:
     root = paths.find_project_root(explicit=args.project_root)
     recorded_by = user_response.recorder(os.environ)
     if args.interactive:
-        from okstra.commands import _dialogue
+        from okstra.commands import user_response_dialogue
 
-        return _dialogue.run(PROG, root, args, recorded_by, print_result)
+        return user_response_dialogue.run(PROG, root, args, recorded_by, print_result)
     if args.answers is None:
         raise UsageError("--answers is required (or --interactive)", hint=f"see {PROG} --help")
     answers = sys.stdin.read() if args.answers == "-" else args.answers
