@@ -1,19 +1,22 @@
 #!/usr/bin/env bash
 # Summary: Install okstra into a private prefix (default ~/.okstra)
 #
-# Usage: install.sh [--prefix DIR] [--with-skill] [--uninstall]
+# Usage: install.sh [--prefix DIR] [--with-skill] [--uninstall [--keep-hooks]]
 #
 # Installs a private virtual environment with the pinned runtime dependencies
 # (requirements.txt), bin/ (each script's interpreter line pointing at that
 # environment's Python), lib/, schemas/, templates/, hooks/, skills/ and the
-# fake provider CLIs used by `make demo` (share/fakes/). The installed tree has
+# fake provider CLIs used by `make demo` (share/fakes/), and bash/zsh completion
+# (share/completion/okstra.bash, okstra.zsh: source one from your shell's rc file). The installed tree has
 # the same bin/ <-> lib/ shape as the repository, so every script finds the
 # library from its own resolved path, also through a symlink.
 #
-# Re-running upgrades in place. --uninstall removes exactly what was installed
-# (listed in PREFIX/.okstra-install-manifest); okstra's own data there, such
-# as config.yaml, is kept. --with-skill also links the okstra-run skill into
-# ~/.claude/skills/ where Claude Code finds it.
+# Re-running upgrades in place. --uninstall first takes okstra's hooks out of
+# every project `hooks-install` put them into (listing each; --keep-hooks leaves
+# them: they allow silently once okstra is gone), then removes exactly what was
+# installed (listed in PREFIX/.okstra-install-manifest); okstra's own data
+# there, such as config.yaml, is kept. --with-skill also links the okstra-run
+# skill into ~/.claude/skills/ where Claude Code finds it.
 #
 # Exit codes: 0 done, 2 bad usage or a failed step.
 set -euo pipefail
@@ -24,12 +27,14 @@ die() { printf '%s: %s\n' "$prog" "$*" >&2; exit 2; }
 prefix="${HOME}/.okstra"
 mode=install
 with_skill=0
+keep_hooks=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --prefix) [ $# -ge 2 ] || die "--prefix needs a directory"; prefix=$2; shift 2 ;;
     --prefix=*) prefix=${1#--prefix=}; shift ;;
     --uninstall) mode=uninstall; shift ;;
     --with-skill) with_skill=1; shift ;;
+    --keep-hooks) keep_hooks=1; shift ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown argument '$1'; see 'install.sh --help'" ;;
   esac
@@ -43,6 +48,10 @@ skill_link="${HOME}/.claude/skills/okstra-run"
 
 uninstall() {
   [ -f "$manifest" ] || die "nothing installed at $prefix (no $manifest)"
+  if [ "$keep_hooks" = 0 ] && [ -x "$prefix/bin/hooks-install" ]; then
+    "$prefix/bin/hooks-install" --uninstall --all --prefix "$prefix" \
+      || die "could not take okstra's hooks out of your projects (see above); fix that, or pass --keep-hooks"
+  fi
   # Files first, then folders deepest first, each only if okstra put it there.
   while IFS= read -r rel; do
     [ -n "$rel" ] || continue
@@ -107,6 +116,13 @@ install_tree() {
     { printf '#!%s\n' "$prefix/venv/bin/python"; tail -n +2 "$file"; } > "$prefix/$rel.tmp"
     chmod 755 "$prefix/$rel.tmp"
     mv -f "$prefix/$rel.tmp" "$prefix/$rel"
+    printf '%s\n' "$rel" >> "$new_manifest"
+  done
+  # Completion scripts generated from the installed commands' own parsers (README "Shell completion").
+  install -d "$prefix/share/completion"
+  for shell in bash zsh; do
+    rel="share/completion/okstra.$shell"
+    "$prefix/bin/okstra" completion "$shell" > "$prefix/$rel" || die "could not generate the $shell completion"
     printf '%s\n' "$rel" >> "$new_manifest"
   done
   if [ -d "$src/tests/fakes" ]; then

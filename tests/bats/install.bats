@@ -9,7 +9,7 @@ setup() {
   PREFIX="$BATS_TEST_TMPDIR/prefix"
 }
 
-@test "installs every command with the venv's interpreter and each answers --help" {
+@test "installs every command with the venv's interpreter and each answers --help and --version" {
   run "$REPO_ROOT/install.sh" --prefix "$PREFIX"
   assert_success
   assert_output "Installed okstra to $PREFIX (run $PREFIX/bin/okstra help)"
@@ -19,6 +19,9 @@ setup() {
     [ "$(head -n 1 "$PREFIX/bin/$name")" = "#!$PREFIX/venv/bin/python" ]
     run env -i HOME="$HOME" PATH=/usr/bin:/bin "$PREFIX/bin/$name" --help
     assert_success
+    run env -i HOME="$HOME" PATH=/usr/bin:/bin "$PREFIX/bin/$name" --version
+    assert_success
+    [[ "$output" == "$name (okstra "*")" || "$output" == "okstra "* ]]
   done
 }
 
@@ -97,4 +100,101 @@ setup() {
   [ -n "$(find "$PREFIX/lib" -name '*.pyc' | head -n 1)" ]
   "$REPO_ROOT/install.sh" --prefix "$PREFIX" --uninstall >/dev/null
   [ ! -e "$PREFIX" ]
+}
+
+# hook_lines PROJECT: every okstra hook command line in the project's settings files.
+hook_lines() {
+  python3 - "$1" <<'PY'
+import json, sys, pathlib
+for name in ("settings.local.json", "settings.json"):
+    path = pathlib.Path(sys.argv[1], ".claude", name)
+    if path.exists():
+        doc = json.loads(path.read_text())
+        for entries in doc.get("hooks", {}).values():
+            for entry in entries:
+                for h in entry["hooks"]:
+                    if h["command"].endswith("# okstra-hook"):
+                        print(h["command"])
+PY
+}
+
+two_projects_with_hooks() {
+  "$REPO_ROOT/install.sh" >/dev/null  # the default prefix, ~/.okstra
+  A="$BATS_TEST_TMPDIR/a" B="$BATS_TEST_TMPDIR/b"
+  mkdir -p "$A" "$B"
+  git -C "$A" init -q
+  "$HOME/.okstra/bin/hooks-install" --project "$A" >/dev/null 2>&1
+  "$HOME/.okstra/bin/hooks-install" --project "$B" --shared >/dev/null 2>&1
+  # Each project is mid-run, so a hook that still ran okstra would have work to do.
+  for p in "$A" "$B"; do
+    mkdir -p "$p/.okstra"
+    printf '{"runId":"a--b--r001","taskKey":"a/b","taskType":"analysis","runDir":".okstra/runs/a--b--r001","runManifestPath":".okstra/runs/a--b--r001/run-manifest.json","phase":"analysis","approvedStage":null}\n' > "$p/.okstra/active-run.json"
+  done
+  [ "$(hook_lines "$A" | wc -l)" -eq 2 ] && [ "$(hook_lines "$B" | wc -l)" -eq 2 ]
+}
+
+@test "uninstall lists the projects it put hooks into and takes the hooks out of each" {
+  two_projects_with_hooks
+  lines_a=$(hook_lines "$A")
+  run "$REPO_ROOT/install.sh" --uninstall
+  assert_success
+  assert_line --index 0 "$A/.claude/settings.local.json: okstra hooks removed the file okstra created"
+  assert_line --index 1 "$B/.claude/settings.json: okstra hooks removed the file okstra created"
+  assert_line --index 2 "Uninstalled okstra from $HOME/.okstra"
+  [ -z "$(hook_lines "$A")" ] && [ -z "$(hook_lines "$B")" ]
+  [ ! -e "$HOME/.okstra" ]
+  # A session that still had the old lines loaded runs them: they allow, silently.
+  while IFS= read -r line; do
+    run --separate-stderr env CLAUDE_PROJECT_DIR="$A" sh -c "$line" <<<'{"tool_name":"Write","tool_input":{"file_path":"/etc/x"}}'
+    assert_success
+    assert_output ""
+    [ -z "$stderr" ]
+  done <<<"$lines_a"
+}
+
+@test "uninstall --keep-hooks leaves the hooks, and each installed line then allows with no output" {
+  two_projects_with_hooks
+  run "$REPO_ROOT/install.sh" --uninstall --keep-hooks
+  assert_success
+  assert_output "Uninstalled okstra from $HOME/.okstra"
+  [ ! -e "$HOME/.okstra/hooks/write-guard" ]
+  for p in "$A" "$B"; do
+    while IFS= read -r line; do
+      run --separate-stderr env CLAUDE_PROJECT_DIR="$p" sh -c "$line" <<<'{"tool_name":"Write","tool_input":{"file_path":"/etc/x"}}'
+      assert_success
+      assert_output ""
+      [ -z "$stderr" ]
+    done < <(hook_lines "$p")
+  done
+}
+
+@test "installed hook lines carry no user-specific path" {
+  two_projects_with_hooks
+  run hook_lines "$A"
+  refute_output --partial "$HOME"
+  assert_line --index 0 "hook=\"\${OKSTRA_ROOT:-\$HOME/.okstra}\"/hooks/write-guard; [ -x \"\$hook\" ] || exit 0; exec \"\$hook\" # okstra-hook"
+}
+
+@test "a pip-style install into a fresh venv gives the same commands and the same okstra help list" {
+  # A copy of the tree, so the build leaves nothing in the repository; --no-deps: the
+  # listing needs no runtime dependency (pipx/uv would fetch requirements.txt's pins).
+  src="$BATS_TEST_TMPDIR/src"
+  mkdir -p "$src"
+  tar -C "$REPO_ROOT" --exclude=./.venv --exclude=./.deps --exclude=./build --exclude=./.git -cf - . | tar -C "$src" -xf -
+  python3 -m venv "$BATS_TEST_TMPDIR/venv"
+  run "$BATS_TEST_TMPDIR/venv/bin/pip" install -q --no-deps --disable-pip-version-check "$src"
+  assert_success
+  run env -i HOME="$HOME" PATH=/usr/bin:/bin "$BATS_TEST_TMPDIR/venv/bin/okstra" help
+  assert_success
+  [ "$output" = "$("$REPO_ROOT/bin/okstra" help)" ]
+  for cmd in "$REPO_ROOT"/bin/*; do
+    name=$(basename "$cmd")
+    run "$BATS_TEST_TMPDIR/venv/bin/$name" --version
+    assert_success
+    [[ "$output" == *"(okstra $(python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import okstra; print(okstra.__version__)' "$REPO_ROOT/lib"))" || "$output" == "okstra "* ]]
+  done
+  [ ! -e "$BATS_TEST_TMPDIR/venv/bin/config" ]
+  run "$BATS_TEST_TMPDIR/venv/bin/okstra" config --help
+  assert_success
+  assert_line --index 0 "Summary: Read and change okstra's settings (global and project config)"
 }

@@ -66,7 +66,7 @@ json_get() { python3 -c 'import json, sys; print(json.load(sys.stdin)[sys.argv[1
 }
 
 @test "takes the roster from the project config and the environment over it" {
-  config set default-workers grok >/dev/null
+  okstra config set default-workers grok >/dev/null
   run --separate-stderr render-bundle --task-key feature/demo --task-type analysis --json
   assert_success
   [ -f .okstra/runs/feature--demo--r001/prompts/grok.md ]

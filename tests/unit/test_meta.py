@@ -101,3 +101,11 @@ def test_nothing_but_core_proc_imports_subprocess():
             if isinstance(node, ast.ImportFrom) and node.module == "subprocess" or "subprocess" in names:
                 offenders.append(str(path.relative_to(REPO)))
     assert offenders == [], "external programs go through okstra.core.proc"
+
+
+def test_the_console_scripts_are_the_doors_and_no_bare_generic_name():
+    import tomllib
+
+    scripts = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]["scripts"]
+    assert scripts == {door.name: f"okstra.console:{door.name.replace('-', '_')}" for door in DOORS}
+    assert all(name == "okstra" or "-" in name for name in scripts), "a bare generic name would land on PATH"

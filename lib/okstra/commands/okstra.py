@@ -32,8 +32,10 @@ def resolve(words: Sequence[str], known: dict[str, str]) -> tuple[str, list[str]
     """The longest run of leading words that names a command, joined by '-'."""
     for n in range(min(MAX_WORDS, len(words)), 0, -1):
         name = "-".join(words[:n])
-        if name in known:
-            return name, list(words[n:])
+        # `okstra config` runs `okstra-config`: a door whose bare name would be too generic on PATH.
+        for candidate in (name, f"{PROG}-{name}"):
+            if candidate in known:
+                return candidate, list(words[n:])
     wanted = "-".join(words[:2]) if len(words) > 1 else words[0]
     near = difflib.get_close_matches(wanted, list(known), n=3, cutoff=0.5)
     hint = f"did you mean {', '.join(near)}?" if near else "see 'okstra help'"
@@ -55,6 +57,14 @@ def _run(argv: list[str], doc: str) -> int:
         return cli.EXIT_OK
     if argv[0] == "--version":
         sys.stdout.write(f"okstra {okstra.__version__}\n")
+        return cli.EXIT_OK
+    if argv[0] == "completion":
+        from okstra.commands import completion
+
+        shells = {"bash": completion.bash, "zsh": completion.zsh}
+        if len(argv) != 2 or argv[1] not in shells:
+            raise UsageError("completion takes one shell: bash or zsh", hint="okstra completion bash > okstra.bash")
+        sys.stdout.write(shells[argv[1]](list(known)))
         return cli.EXIT_OK
     if argv[0] == "help":
         if len(argv) == 1:

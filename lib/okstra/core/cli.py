@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
 
-from okstra.core import errors, settings
+from okstra.core import errors, home, settings
 
 EXIT_OK = 0
 EXIT_NO = 1  # the command did its job and the answer is no
@@ -37,7 +37,7 @@ Exit codes:
   70   internal error (a bug; OKSTRA_DEBUG=1 shows the traceback)
   130  interrupted"""
 
-BIN_DIR = Path(__file__).resolve().parents[3] / "bin"
+BIN_DIR = home.ROOT / "bin"
 
 
 def signalled(signum: int) -> int:
@@ -94,6 +94,17 @@ class _HelpAction(argparse.Action):
         parser.exit(EXIT_OK)
 
 
+class _VersionAction(argparse.Action):
+    def __init__(self, option_strings: list[str], dest: str, **kw: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kw)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> NoReturn:
+        from okstra import __version__  # the one version string (pyproject reads it too)
+
+        sys.stdout.write(f"{parser.prog} (okstra {__version__})\n")
+        parser.exit(EXIT_OK)
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         raise errors.UsageError(message, hint=f"see '{self.prog} --help'")
@@ -104,6 +115,7 @@ def parser(prog: str, doc: str | None = None) -> argparse.ArgumentParser:
     doc = doc or doc_for(prog)
     p = _Parser(prog=prog, usage=usage_of(doc), add_help=False, allow_abbrev=False)
     p.add_argument("-h", "--help", action=_HelpAction, doc=doc, help="show this help")
+    p.add_argument("--version", action=_VersionAction, help="show okstra's version")
     return p
 
 

@@ -11,9 +11,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+from okstra.core import home
 from okstra.core.errors import StateError
 
-SCHEMA_DIR = Path(__file__).resolve().parents[3] / "schemas"
+SCHEMA_DIR = home.ROOT / "schemas"
 
 
 def path_of(name: str) -> Path:

@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from okstra.core import fsio, paths
+from okstra.core import fsio, home, paths
 from okstra.core.errors import InputError, ProblemsFound
 from okstra.model import layout as run_layout
 from okstra.report import validate
 
-TEMPLATES = Path(__file__).resolve().parents[3] / "templates"
+TEMPLATES = home.ROOT / "templates"
 MARKDOWN_TEMPLATE = "report/final-report.md.j2"
 LAST_VALID_SUFFIX = ".last-valid"
 

@@ -257,7 +257,9 @@ def _write(path: Path, change: Any) -> None:
 def set_value(scope: str, name: str, value: str, project_root: Path | None) -> Value:
     key = check_key(name)
     if not key.settable:
-        raise RefusedError(f"{name} is edited in the file, not with config set", hint=f"edit {path_for(scope, project_root)}")
+        raise RefusedError(
+            f"{name} is edited in the file, not with okstra config set", hint=f"edit {path_for(scope, project_root)}"
+        )
     normal = check_value(name, value, source=f"value of {name}")
     if name in ("default-workers", "default-executor"):
         from okstra.run import catalog

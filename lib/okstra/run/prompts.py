@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from okstra.core import home
 from okstra.core.errors import OkstraError
 from okstra.model import roles
 from okstra.model.catalog import PROMPT_DELIVERIES, Catalog
@@ -26,7 +27,7 @@ from okstra.model.dispatch import Dispatch
 from okstra.model.layout import Run
 from okstra.model.run_manifest import RunManifest
 
-TEMPLATE_DIR = Path(__file__).resolve().parents[3] / "templates" / "prompts"
+TEMPLATE_DIR = home.ROOT / "templates" / "prompts"
 HEADERS = ("Task Type", "Model", "Prompt Delivery Mode", "Forbidden Actions", "Evidence Ledger")
 
 _READ_ONLY = (

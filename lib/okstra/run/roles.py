@@ -10,7 +10,7 @@ Sources, highest first, for each setting:
              default model;
 - language   `--report-language`, then `report-language` (same chain), else none.
 
-(The environment overrides the config files, as `config get` shows: DESIGN §11.)
+(The environment overrides the config files, as `okstra config get` shows: DESIGN §11.)
 
 A worker id is a provider id and carries exactly one model. The roles each
 task type dispatches as workers:
@@ -316,7 +316,7 @@ def plan(request: PlanRequest, catalog: Catalog, project_root: Path | None = Non
     elif translator is not None:
         raise RefusedError(
             f"{translator.source}: a translator needs a report language",
-            hint="pass --report-language LANG (e.g. ko) or set report-language with config set",
+            hint="pass --report-language LANG (e.g. ko) or set report-language with okstra config set",
         )
 
     models = _worker_models(placed, catalog)

@@ -1,6 +1,7 @@
-"""Merging okstra's hooks into real-world .claude/settings.json files: everything the
+"""Merging okstra's hooks into real-world Claude Code settings files: everything the
 user has stays, twice = once (byte-identical), uninstall removes only okstra's entries,
-a malformed file is refused naming line and column and left untouched."""
+a malformed file is refused naming line and column and left untouched; the hook lines
+carry no user-specific path and allow when okstra is gone."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 from conftest import tree_snapshot
 from okstra.core.errors import InputError
 from okstra.harness import settings_merge
-from okstra.harness.settings_merge import MARKER, apply
+from okstra.harness.settings_merge import MARKER, apply, uninstall_project
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -65,8 +66,12 @@ def prefix(tmp_path: Path) -> Path:
     return root.resolve()
 
 
-def settings_file(project: Path, doc=None, text: str | None = None) -> Path:
-    path = project / ".claude" / "settings.json"
+def line(prefix: Path, name: str) -> str:
+    return f'hook={settings_merge.root_expression(prefix, Path.home())}/hooks/{name}; [ -x "$hook" ] || exit 0; exec "$hook" {MARKER}'
+
+
+def settings_file(project: Path, doc=None, text: str | None = None, name: str = "settings.local.json") -> Path:
+    path = project / ".claude" / name
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text if text is not None else json.dumps(doc, indent=4) + "\n")
     return path
@@ -84,13 +89,14 @@ def okstra_handlers(doc: dict) -> list[tuple[str, str, str]]:
 
 def test_install_into_a_real_world_file_keeps_everything(project, prefix):
     path = settings_file(project, REAL_WORLD)
-    outcome = apply(project, prefix)
+    outcome = apply(project, prefix, sandbox=True)
     assert outcome.changed
     doc = json.loads(path.read_text())
-    q = f"'{prefix}"
+    q = f"hook='{prefix}'"
+    tail = ' [ -x "$hook" ] || exit 0; exec "$hook" ' + MARKER
     assert okstra_handlers(doc) == [
-        ("PreToolUse", "Write|Edit|MultiEdit|NotebookEdit|Bash", f"{q}/hooks/write-guard' {MARKER}"),
-        ("SessionStart", "compact", f"{q}/hooks/compact-reminder' {MARKER}"),
+        ("PreToolUse", "Write|Edit|MultiEdit|NotebookEdit|Bash", f"{q}/hooks/write-guard;{tail}"),
+        ("SessionStart", "compact", f"{q}/hooks/compact-reminder;{tail}"),
     ]
     # Everything else is exactly what the user had.
     stripped = settings_merge.without_okstra(doc, set(), ["~/.gemini"])
@@ -102,10 +108,10 @@ def test_install_into_a_real_world_file_keeps_everything(project, prefix):
 
 def test_installing_twice_is_byte_identical_to_once(project, prefix):
     path = settings_file(project, REAL_WORLD)
-    apply(project, prefix)
+    apply(project, prefix, sandbox=True)
     first = path.read_bytes()
     record = (project / ".okstra" / "hooks-install.json").read_bytes()
-    assert apply(project, prefix).changed is False
+    assert apply(project, prefix, sandbox=True).changed is False
     assert path.read_bytes() == first
     assert (project / ".okstra" / "hooks-install.json").read_bytes() == record
 
@@ -113,9 +119,9 @@ def test_installing_twice_is_byte_identical_to_once(project, prefix):
 def test_uninstall_removes_only_okstra_entries_and_only_allowances_okstra_added(project, prefix):
     path = settings_file(project, REAL_WORLD)
     before = path.read_text()
-    apply(project, prefix)
-    outcome = apply(project, prefix, uninstall=True)
-    assert outcome.changed
+    apply(project, prefix, sandbox=True)
+    outcomes = uninstall_project(project)
+    assert [o.changed for o in outcomes] == [True, False]
     doc = json.loads(path.read_text())
     assert doc == REAL_WORLD, "~/.codex was the user's before okstra came: it stays"
     assert path.read_text() == before
@@ -123,23 +129,67 @@ def test_uninstall_removes_only_okstra_entries_and_only_allowances_okstra_added(
 
 
 def test_a_missing_settings_file_is_created_and_removed_again(project, prefix):
-    apply(project, prefix)
+    apply(project, prefix, shared=True, sandbox=True)
     path = project / ".claude" / "settings.json"
     doc = json.loads(path.read_text())
     assert set(doc) == {"hooks", "sandbox"}
     assert doc["sandbox"] == {"filesystem": {"allowWrite": ["~/.codex", "~/.gemini"]}}
-    assert apply(project, prefix, uninstall=True).removed_file
-    assert not path.exists()
+    assert uninstall_project(project)[1].removed_file
+    assert not path.exists() and not path.parent.exists()
+
+
+def test_no_sandbox_allowance_without_asking(project, prefix):
+    outcome = apply(project, prefix)
+    doc = json.loads((project / ".claude" / "settings.local.json").read_text())
+    assert set(doc) == {"hooks"} and outcome.allow_write == []
+
+
+def test_the_hook_line_names_the_prefix_without_a_user_specific_path(tmp_path):
+    home = tmp_path / "home"
+    assert settings_merge.root_expression(home / ".okstra", home) == '"${OKSTRA_ROOT:-$HOME/.okstra}"'
+    assert settings_merge.root_expression(home / "tools" / "ok stra", home) == "\"$HOME\"/'tools/ok stra'"
+    assert settings_merge.root_expression(Path("/opt/okstra"), home) == "/opt/okstra"
+
+
+def test_the_hook_line_allows_silently_when_okstra_is_gone(tmp_path):
+    import subprocess
+
+    gone = settings_merge.hook_command(tmp_path / "nowhere", "write-guard", tmp_path)
+    done = subprocess.run(["sh", "-c", gone], input='{"tool_name":"Write"}', capture_output=True, text=True)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+
+
+def test_a_record_from_before_local_settings_still_uninstalls_the_shared_file(project, prefix):
+    path = settings_file(project, {"hooks": {}}, name="settings.json")
+    old = {"type": "command", "command": f"'{prefix}/hooks/write-guard' {MARKER}"}
+    path.write_text(
+        json.dumps(
+            {
+                "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [old]}]},
+                "sandbox": {"filesystem": {"allowWrite": ["~/.codex"]}},
+            }
+        )
+    )
+    record = {
+        "schemaVersion": "1.0",
+        "prefix": str(prefix),
+        "settings": ".claude/settings.json",
+        "addedAllowWrite": ["~/.codex"],
+        "createdSettings": True,
+    }
+    (project / ".okstra").mkdir()
+    (project / ".okstra" / "hooks-install.json").write_text(json.dumps(record))
+    assert uninstall_project(project)[1].removed_file
 
 
 def test_a_user_addition_after_install_survives_uninstall(project, prefix):
     apply(project, prefix)
-    path = project / ".claude" / "settings.json"
+    path = project / ".claude" / "settings.local.json"
     doc = json.loads(path.read_text())
     doc["hooks"]["SessionStart"][0]["hooks"].append({"type": "command", "command": "echo mine"})
     doc["permissions"] = {"allow": ["Bash(ls)"]}
     path.write_text(json.dumps(doc, indent=2) + "\n")
-    apply(project, prefix, uninstall=True)
+    uninstall_project(project)
     after = json.loads(path.read_text())
     assert after == {
         "hooks": {"SessionStart": [{"matcher": "compact", "hooks": [{"type": "command", "command": "echo mine"}]}]},
@@ -164,7 +214,7 @@ def test_okstra_entries_are_found_by_marker_not_position_and_moved_prefixes_are_
     apply(project, prefix)
     after = json.loads(path.read_text())
     entries = after["hooks"]["PreToolUse"]
-    assert [h["command"] for h in entries[0]["hooks"]] == ["mine-1", f"'{prefix}/hooks/write-guard' {MARKER}", "mine-2"]
+    assert [h["command"] for h in entries[0]["hooks"]] == ["mine-1", line(prefix, "write-guard"), "mine-2"]
     assert entries[0]["matcher"] == "Bash", "a user's entry keeps the user's matcher"
     assert len(entries) == 2, "replaced in place, not appended a second time"
 
@@ -228,16 +278,24 @@ def test_a_symlinked_settings_file_is_written_through(project, prefix, tmp_path)
     real.parent.mkdir()
     real.write_text('{"model": "opus"}\n')
     (project / ".claude").mkdir()
-    (project / ".claude" / "settings.json").symlink_to(real)
+    (project / ".claude" / "settings.local.json").symlink_to(real)
     apply(project, prefix)
-    assert (project / ".claude" / "settings.json").is_symlink()
+    assert (project / ".claude" / "settings.local.json").is_symlink()
     assert json.loads(real.read_text())["model"] == "opus" and okstra_handlers(json.loads(real.read_text()))
 
 
-def test_the_template_names_every_shipped_hook():
-    doc = json.loads((REPO / "templates" / "settings.template.json").read_text())
-    commands = [h["command"] for entries in doc["hooks"].values() for e in entries for h in e["hooks"]]
-    for command in commands:
-        path = command.split(" # ")[0].replace("@PREFIX@/", "")
-        assert (REPO / path).is_file() and command.endswith(MARKER)
-    assert doc["sandbox"]["filesystem"]["allowWrite"] == ["~/.codex", "~/.gemini"]
+def test_the_plugin_hooks_are_the_one_definition_and_name_shipped_hooks(tmp_path):
+    plugin = json.loads((REPO / "hooks" / "hooks.json").read_text())
+    doc = settings_merge.fragment(tmp_path, home=tmp_path)
+    for event, entries in doc["hooks"].items():
+        for entry in entries:
+            assert entry in [
+                {**e, "hooks": [{**h, "command": h2["command"]} for h, h2 in zip(e["hooks"], entry["hooks"], strict=True)]}
+                for e in plugin["hooks"][event]
+            ]
+    names = [settings_merge._hook_name(h) for entries in doc["hooks"].values() for e in entries for h in e["hooks"]]
+    assert names == list(settings_merge.HOOK_NAMES)
+    for name in names:
+        assert (REPO / "hooks" / name).is_file()
+    template = json.loads((REPO / "templates" / "settings.template.json").read_text())
+    assert template == {"sandbox": {"filesystem": {"allowWrite": ["~/.codex", "~/.gemini"]}}}

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from conftest import tree_snapshot
-from okstra.commands import config as config_cmd
+from okstra.commands import okstra_config as config_cmd
 from okstra.core.errors import InputError, RefusedError
 from okstra.run import config
 
@@ -94,7 +94,7 @@ def test_bad_keys_and_values_are_refused_and_nothing_is_written(project, key, va
 
 
 def test_providers_is_edited_in_the_file(project):
-    with pytest.raises(RefusedError, match="providers is edited in the file, not with config set"):
+    with pytest.raises(RefusedError, match="providers is edited in the file, not with okstra config set"):
         config.set_value("project", "providers", "{}", project)
 
 
@@ -141,7 +141,7 @@ def test_main_get_outside_a_project_reads_the_global_file(tmp_path, monkeypatch,
 
 def test_main_get_of_an_unset_key_exits_1(project, capsys):
     assert config_cmd.main(["get", "default-executor"]) == 1
-    assert capsys.readouterr().err == "config: default-executor is not set\n"
+    assert capsys.readouterr().err == "okstra-config: default-executor is not set\n"
 
 
 def test_main_usage_errors_exit_2(project, capsys):
@@ -149,5 +149,5 @@ def test_main_usage_errors_exit_2(project, capsys):
     assert config_cmd.main(["frob"]) == 2
     assert config_cmd.main(["get", "nope"]) == 2
     err = capsys.readouterr().err.splitlines()
-    assert err[0] == "config: config set takes KEY VALUE; see 'config --help'"
-    assert err[2].startswith("config: config get: unknown config key 'nope'; known keys: ")
+    assert err[0] == "okstra-config: config set takes KEY VALUE; see 'okstra-config --help'"
+    assert err[2].startswith("okstra-config: config get: unknown config key 'nope'; known keys: ")

@@ -1,4 +1,4 @@
-"""`config`: read and change okstra's settings (DESIGN §11)."""
+"""`okstra config` (door `okstra-config`): read and change okstra's settings (DESIGN §11)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from okstra.core import cli, paths
 from okstra.core.errors import InputError, ProblemsFound, UsageError
 from okstra.run import config
 
-PROG = "config"
+PROG = "okstra-config"
 ACTIONS = ("get", "set", "unset", "list")
 ARITY = {"get": 1, "set": 2, "unset": 1, "list": 0}
 

@@ -6,74 +6,74 @@ load test_helper
 setup() { okstra_setup; }
 
 @test "set writes the project file and get shows the value and its source" {
-  run --separate-stderr config set default-workers claude,codex
+  run --separate-stderr okstra config set default-workers claude,codex
   assert_success
   grep -qx 'default-workers: claude,codex' .okstra/config.yaml
-  run --separate-stderr config get default-workers
+  run --separate-stderr okstra config get default-workers
   assert_success
   [ "$output" = "claude,codex (from project $PROJECT/.okstra/config.yaml)" ]
 }
 
 @test "the project overrides the global file and the environment overrides both" {
-  config set backend tmux-pane --scope global >/dev/null
-  run config get backend
+  okstra config set backend tmux-pane --scope global >/dev/null
+  run okstra config get backend
   [ "$output" = "tmux-pane (from global $OKSTRA_ROOT/config.yaml)" ]
-  config set backend cmux-pane >/dev/null
-  run config get backend
+  okstra config set backend cmux-pane >/dev/null
+  run okstra config get backend
   [ "$output" = "cmux-pane (from project $PROJECT/.okstra/config.yaml)" ]
-  OKSTRA_DEFAULT_BACKEND=cli-wrapper run config get backend --json
+  OKSTRA_DEFAULT_BACKEND=cli-wrapper run okstra config get backend --json
   assert_success
   python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d == {"key": "backend", "value": "cli-wrapper", "source": "env OKSTRA_DEFAULT_BACKEND"}, d' "$output"
 }
 
 @test "YAML 1.1 coercions do not bite: report-language no stays the string no" {
-  config set report-language no >/dev/null
-  run config get report-language --json
+  okstra config set report-language no >/dev/null
+  run okstra config get report-language --json
   python3 -c 'import json,sys; assert json.loads(sys.argv[1])["value"] == "no"' "$output"
   printf 'report-language: no\n' >.okstra/config.yaml
-  run config get report-language
+  run okstra config get report-language
   [ "$output" = "no (from project $PROJECT/.okstra/config.yaml)" ]
 }
 
 @test "get of an unset key exits 1" {
-  run --separate-stderr config get pr-template-path
+  run --separate-stderr okstra config get pr-template-path
   assert_failure 1
-  [ "$stderr" = "config: pr-template-path is not set" ]
+  [ "$stderr" = "okstra-config: pr-template-path is not set" ]
 }
 
 @test "list shows every effective value with its source" {
-  config set default-executor codex --scope global >/dev/null
-  run --separate-stderr config list
+  okstra config set default-executor codex --scope global >/dev/null
+  run --separate-stderr okstra config list
   assert_success
   assert_line "default-executor = codex (from global $OKSTRA_ROOT/config.yaml)"
   assert_line "backend = cli-wrapper (from default)"
 }
 
 @test "unset removes a key from one file" {
-  config set default-executor codex >/dev/null
-  run config unset default-executor
+  okstra config set default-executor codex >/dev/null
+  run okstra config unset default-executor
   assert_success
-  run config get default-executor
+  run okstra config get default-executor
   assert_failure 1
 }
 
 @test "an unknown key or a bad value exits 2 naming the allowed ones, nothing written" {
-  config set backend tmux-pane >/dev/null
+  okstra config set backend tmux-pane >/dev/null
   before=$(tree_snapshot .okstra)
-  run --separate-stderr config set colour blue
+  run --separate-stderr okstra config set colour blue
   assert_failure 2
-  [[ "$stderr" == "config: config set: unknown config key 'colour'; known keys: default-workers, default-executor, backend, report-language, pr-template-path, providers" ]]
-  run --separate-stderr config set backend screen
+  [[ "$stderr" == "okstra-config: okstra config set: unknown config key 'colour'; known keys: default-workers, default-executor, backend, report-language, pr-template-path, providers" ]]
+  run --separate-stderr okstra config set backend screen
   assert_failure 2
-  [ "$stderr" = "config: value of backend: backend 'screen' is not a backend; allowed: cli-wrapper, tmux-pane, cmux-pane" ]
-  run --separate-stderr config set default-executor nope
+  [ "$stderr" = "okstra-config: value of backend: backend 'screen' is not a backend; allowed: cli-wrapper, tmux-pane, cmux-pane" ]
+  run --separate-stderr okstra config set default-executor nope
   assert_failure 2
-  [[ "$stderr" == "config: value of default-executor: unknown provider 'nope'; known providers: "* ]]
+  [[ "$stderr" == "okstra-config: value of default-executor: unknown provider 'nope'; known providers: "* ]]
   [ "$(tree_snapshot .okstra)" = "$before" ]
 }
 
 @test "hostile keys, values and paths exit 2 with one line and write nothing" {
-  config set backend tmux-pane >/dev/null
+  okstra config set backend tmux-pane >/dev/null
   before=$(tree_snapshot .okstra)
   global_before=$(tree_snapshot "$OKSTRA_ROOT")
   local args
@@ -94,7 +94,7 @@ setup() { okstra_setup; }
     run --separate-stderr config $args
     assert_failure 2
     [ "$(printf '%s\n' "$stderr" | wc -l)" -eq 1 ]
-    [[ "$stderr" == "config: "* ]]
+    [[ "$stderr" == "okstra-config: "* ]]
   done
   [ "$(tree_snapshot .okstra)" = "$before" ]
   [ "$(tree_snapshot "$OKSTRA_ROOT")" = "$global_before" ]
@@ -102,14 +102,14 @@ setup() { okstra_setup; }
 
 @test "a malformed config file is named with its line" {
   mkdir -p .okstra && printf 'backend: tmux-pane\n  bad: [\n' >.okstra/config.yaml
-  run --separate-stderr config get backend
+  run --separate-stderr okstra config get backend
   assert_failure 2
-  [[ "$stderr" == "config: $PROJECT/.okstra/config.yaml: not valid YAML at line 2"* ]]
+  [[ "$stderr" == "okstra-config: $PROJECT/.okstra/config.yaml: not valid YAML at line 2"* ]]
 }
 
 @test "a python tag in a config file is refused, not run" {
   mkdir -p .okstra && printf 'backend: !!python/object/apply:os.system ["touch pwned"]\n' >.okstra/config.yaml
-  run --separate-stderr config get backend
+  run --separate-stderr okstra config get backend
   assert_failure 2
   [ ! -e pwned ]
 }
