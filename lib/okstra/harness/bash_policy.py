@@ -382,7 +382,8 @@ def _door_name(first: str, okstra_bin: str | None) -> str | None:
     return name
 
 
-_ALL_DOORS = OKSTRA_READ_ONLY | OKSTRA_RUNNING | {"user-response-write", "hooks-install", "config"}
+# `config` is the word of `okstra config`, whose door is `okstra-config` (no bare name on PATH).
+_ALL_DOORS = OKSTRA_READ_ONLY | OKSTRA_RUNNING | {"user-response-write", "hooks-install", "config", "okstra-config"}
 # user-response-write without a decision block: answers relayed for the user (marked so).
 _ANSWER_OPTIONS = frozenset({"--report", "--answers", "--project-root", "--json", "--help", "-h"})
 
@@ -411,7 +412,7 @@ def _okstra(name: str, words: list[str], asker) -> None:
         raise Denied("user-response-import records the user's exported decisions; the user runs it")
     if name == "hooks-install":
         raise Denied("hooks-install changes the hooks that guard this run; the user runs it when no run is active")
-    if name == "config":
+    if name in ("config", "okstra-config"):
         verb = next((a for a in args if not a.startswith("-")), "")
         if verb not in ("get", "list", "path", ""):
             raise Denied(f"config {verb} changes okstra's settings (allowed-commands among them) during a run")
