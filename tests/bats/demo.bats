@@ -27,7 +27,7 @@ setup() {
   run "$bin/user-response-show" --report "$report" --json
   assert_success
   assert_output --partial '"unanswered": []'
-  run "$bin/team-status" --json
+  run "$bin/team-status" --run-manifest .okstra/runs/demo--greeting--r001/run-manifest.json --json
   assert_success
   refute_output --partial '"in-progress"'
   grep -q '"finalStatus": "completed"' .okstra/runs/demo--greeting--r001/run-manifest.json

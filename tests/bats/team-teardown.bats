@@ -54,12 +54,12 @@ teardown() { team_teardown; }
   team-dispatch 2>/dev/null
   wait_status claude completed
   python3 -c 'import json,sys; p=sys.argv[1]; d=json.load(open(p)); d["workerDispatches"][0]["paneId"]="$(touch pwned)"; json.dump(d, open(p,"w"))' "$RUN_DIR/team-state.json"
-  before=$(panes)
+  before=$(panes | cut -d' ' -f1)
   run --separate-stderr team-teardown
   assert_failure 2
   [ "$(printf '%s\n' "$stderr" | wc -l)" -eq 1 ]
   [[ "$stderr" == *"is not a tmux-pane pane id"* ]]
-  [ "$(panes)" = "$before" ]
+  [ "$(panes | cut -d' ' -f1)" = "$before" ]
   [ ! -e pwned ]
 }
 
