@@ -35,13 +35,53 @@ _PLACEHOLDER = re.compile(r"\{(" + "|".join(PLACEHOLDERS) + r")\}")
 
 
 @dataclass(frozen=True)
+class Prices:
+    """USD per million tokens, list prices as of `as_of` (catalog `prices`, overridable in config)."""
+
+    input_per_mtok: float
+    cached_input_per_mtok: float
+    output_per_mtok: float
+    as_of: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "inputPerMTok": f"{self.input_per_mtok:g}",
+            "cachedInputPerMTok": f"{self.cached_input_per_mtok:g}",
+            "outputPerMTok": f"{self.output_per_mtok:g}",
+            "asOf": self.as_of,
+        }
+
+
+@dataclass(frozen=True)
+class EstimateRule:
+    """How a dispatch's input tokens are estimated from its prompt before it runs: prompt
+    characters per token, plus the tokens the CLI itself sends (system prompt, tools), and
+    the answer's expected output tokens (catalog `estimate`, README "Scope and spend")."""
+
+    chars_per_token: float = 4.0
+    context_tokens: int = 0
+    output_tokens: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "charsPerToken": f"{self.chars_per_token:g}",
+            "contextTokens": str(self.context_tokens),
+            "outputTokens": str(self.output_tokens),
+        }
+
+
+@dataclass(frozen=True)
 class Model:
     id: str
     display: str
     cli_model: str
+    prices: Prices | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "display": self.display, "cliModel": self.cli_model}
+        out = {"id": self.id, "display": self.display, "cliModel": self.cli_model}
+        if self.prices is not None:
+            out["prices"] = self.prices.to_dict()
+        return out
 
 
 @dataclass(frozen=True)
@@ -56,6 +96,7 @@ class Provider:
     output_format: str
     usage_source: str
     runner: str
+    estimate: EstimateRule = EstimateRule()
 
     def model_ids(self) -> tuple[str, ...]:
         return tuple(m.id for m in self.models)
@@ -90,13 +131,14 @@ class Provider:
         return {
             "display": self.display,
             "binary": self.binary,
-            "models": {m.id: {"display": m.display, "cliModel": m.cli_model} for m in self.models},
+            "models": {m.id: {k: v for k, v in m.to_dict().items() if k != "id"} for m in self.models},
             "defaultModel": self.default_model,
             "command": list(self.command),
             "promptDelivery": self.prompt_delivery,
             "outputFormat": self.output_format,
             "usageSource": self.usage_source,
             "runner": self.runner,
+            "estimate": self.estimate.to_dict(),
         }
 
 
@@ -120,8 +162,10 @@ class Catalog:
 def provider_from_dict(provider_id: str, raw: Mapping[str, Any]) -> Provider:
     """One provider from its validated catalog entry (`providers.<id>` in the YAML)."""
     models = tuple(
-        Model(model_id, str(entry["display"]), str(entry.get("cliModel", model_id))) for model_id, entry in raw["models"].items()
+        Model(model_id, str(entry["display"]), str(entry.get("cliModel", model_id)), _prices(entry.get("prices")))
+        for model_id, entry in raw["models"].items()
     )
+    rule = raw.get("estimate")
     return Provider(
         id=provider_id,
         display=str(raw["display"]),
@@ -133,7 +177,16 @@ def provider_from_dict(provider_id: str, raw: Mapping[str, Any]) -> Provider:
         output_format=str(raw["outputFormat"]),
         usage_source=str(raw["usageSource"]),
         runner=str(raw["runner"]),
+        estimate=EstimateRule(float(rule["charsPerToken"]), int(rule["contextTokens"]), int(rule["outputTokens"]))
+        if isinstance(rule, Mapping)
+        else EstimateRule(),
     )
+
+
+def _prices(raw: Any) -> Prices | None:
+    if not isinstance(raw, Mapping):
+        return None
+    return Prices(float(raw["inputPerMTok"]), float(raw["cachedInputPerMTok"]), float(raw["outputPerMTok"]), str(raw["asOf"]))
 
 
 def from_dict(raw: Mapping[str, Any]) -> Catalog:
