@@ -23,6 +23,17 @@ def _stage(text: str) -> int:
     return int(text)
 
 
+def budget_of(root, flag: str | None):
+    """The new run's budget: --budget-usd, else `budget-usd` in config, else none."""
+    from okstra.model.spend import Budget
+    from okstra.run import config
+
+    if flag is not None:
+        return Budget(float(config.check_value("budget-usd", flag, source="--budget-usd")), "render-bundle --budget-usd")
+    value = config.effective("budget-usd", root)
+    return Budget(float(value.value), f"budget-usd in {value.source}") if value is not None else None
+
+
 def _run(args: argparse.Namespace) -> int:
     root = paths.find_project_root(explicit=args.project_root)
     request = bundle.BundleRequest(
@@ -36,8 +47,14 @@ def _run(args: argparse.Namespace) -> int:
         stage=_stage(args.stage) if args.stage is not None else None,
         plan=args.plan,
         lead_pane=args.lead_pane,
+        budget=budget_of(root, args.budget_usd),
     )
     result = bundle.render(root, request)
+    if args.isolate is not None:
+        from okstra.model import layout
+        from okstra.team import worktrees
+
+        worktrees.enable(layout.for_project(root).run(result.run_id))
     ignore_file = git_exclude.ensure_excluded(root, ".okstra/", gitignore=args.gitignore)
     if ignore_file is not None:
         cli.say(PROG, f"added .okstra/ to {ignore_file}: git leaves okstra's run files alone")
@@ -66,5 +83,7 @@ def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
     parser.add_argument("--lead-pane")
     parser.add_argument("--project-root")
     parser.add_argument("--gitignore", action="store_true")
+    parser.add_argument("--isolate", choices=("worktree",))
+    parser.add_argument("--budget-usd", metavar="N")
     parser.add_argument("--json", action="store_true")
     return cli.run(PROG, lambda: _run(parser.parse_args(argv)))

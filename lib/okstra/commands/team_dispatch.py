@@ -9,12 +9,52 @@ from okstra.core import cli
 PROG = "team-dispatch"
 
 
+def _budget(run):
+    """The run's budget as render-bundle recorded it, else `budget-usd` in config."""
+    from okstra.commands.render_bundle import budget_of
+    from okstra.core import fsio
+    from okstra.model import spend
+
+    if run.layout.spend.exists():
+        return spend.budget_from(fsio.read_json(run.layout.spend, what="spend file"), str(run.layout.spend))
+    return budget_of(run.root, None)
+
+
+def _failover(run):
+    """Stand-ins for the rate-limited workers (run.failover decides and records them)."""
+    from okstra.run import catalog, config, failover
+
+    value = config.effective("failover", run.root)
+    plan = failover.plan(run.layout, run.manifest, catalog.load(run.root), value.value if value else {})
+    for s in plan.stand_ins:
+        f = s.dispatch.failover_from
+        cli.say(
+            PROG,
+            f"failover: {s.dispatch.worker_id} attempt {s.dispatch.attempt} ({s.dispatch.provider}/{s.dispatch.model_id}) "
+            f"stands in for {f.worker_id} attempt {f.attempt} ({f.provider}) as {s.dispatch.role}: {f.reason}",
+        )
+    for line in plan.skipped:
+        cli.say(PROG, f"failover: {line}")
+    if plan.breakers:
+        cli.say(PROG, f"failover: breaker open (skipped for the rest of the run): {', '.join(plan.breakers)}")
+    return plan
+
+
+def _failover_doc(plan) -> dict:
+    return {
+        "standIns": [s.to_dict() for s in plan.stand_ins],
+        "skipped": list(plan.skipped),
+        "breakerOpen": list(plan.breakers),
+    }
+
+
 def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
     parser = cli.parser(PROG, doc)
     cli.run_options(parser)
     parser.add_argument("--round", metavar="NAME")
     parser.add_argument("--worker", action="append", default=[], metavar="ID")
     parser.add_argument("--redispatch", action="append", default=[], metavar="ID")
+    parser.add_argument("--failover", action="store_true")
     parser.add_argument("--json", action="store_true")
 
     def body() -> int:
@@ -23,9 +63,22 @@ def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
         from okstra.team import dispatch
 
         run = open_run(args.run_manifest, project_root=args.project_root)
-        outcome = dispatch.dispatch(run, round_name=args.round, workers=args.worker, redispatch=args.redispatch)
+        workers, stood_in = args.worker, None
+        if args.failover:
+            stood_in = _failover(run)
+            if not stood_in.stand_ins:
+                if args.json:
+                    cli.emit_json({"runId": run.manifest.run_id, "dispatched": [], "failover": _failover_doc(stood_in)})
+                cli.say(PROG, "no rate-limited worker to fail over")
+                return cli.EXIT_OK
+            run = open_run(args.run_manifest, project_root=args.project_root)  # the manifest may name the stand-ins now
+            workers = [*workers, *(s.dispatch.worker_id for s in stood_in.stand_ins)]
+        outcome = dispatch.dispatch(run, round_name=args.round, workers=workers, redispatch=args.redispatch, budget=_budget(run))
         if args.json:
-            cli.emit_json(outcome.to_dict())
+            doc = outcome.to_dict()
+            if stood_in is not None:
+                doc["failover"] = _failover_doc(stood_in)
+            cli.emit_json(doc)
         else:
             for d in outcome.dispatched:
                 print(f"{d.worker_id}\t{d.attempt}\t{d.pane_id or '-'}\t{d.pid or '-'}")

@@ -9,6 +9,16 @@ from okstra.core import cli
 PROG = "team-status"
 
 
+def _spend(run):
+    """Spent (recorded usage) vs the run's budget, per worker and in total (README "Scope and spend")."""
+    from okstra.commands.team_dispatch import _budget
+    from okstra.model import spend
+    from okstra.run import catalog
+
+    loaded = catalog.load(run.root)
+    return spend.Summary(tuple(spend.lines(run.state().dispatches, loaded)), _budget(run), spend.prices_as_of(loaded))
+
+
 def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
     parser = cli.parser(PROG, doc)
     cli.run_options(parser)
@@ -37,12 +47,20 @@ def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
                 print(status.explain(row))
             return cli.EXIT_OK
         rows = status.table(run, all_attempts=args.all, **limits)
+        summary = _spend(run)
         if args.json:
             cli.emit_json(
-                {"runId": run.manifest.run_id, "backend": run.manifest.terminal_backend, "workers": [r.to_dict() for r in rows]}
+                {
+                    "runId": run.manifest.run_id,
+                    "backend": run.manifest.terminal_backend,
+                    "workers": [r.to_dict() for r in rows],
+                    "spend": summary.to_dict(),
+                }
             )
         else:
             print(status.render(rows))
+            print()
+            print(summary.render())
         return cli.EXIT_OK
 
     return cli.run(PROG, body)

@@ -112,6 +112,19 @@ class Budget:
     source: str  # where it was set: "render-bundle --budget-usd" or the config file
 
 
+def budget_document(budget: Budget) -> dict[str, Any]:
+    """The run's `spend.json`: its budget as set when the run was rendered."""
+    return {"schemaVersion": SPEND_VERSION, "budgetUsd": budget.usd, "source": budget.source}
+
+
+def budget_from(raw: Any, source: str) -> Budget | None:
+    from okstra.core.errors import StateError
+
+    if not isinstance(raw, dict) or not isinstance(raw.get("budgetUsd"), (int, float)) or raw["budgetUsd"] < 0:
+        raise StateError(f"{source}: expected {{budgetUsd: a number >= 0, source}}")
+    return Budget(float(raw["budgetUsd"]), str(raw.get("source") or source))
+
+
 def money(value: float | None) -> str:
     return "unknown" if value is None else f"${value:,.4f}"
 
@@ -132,3 +145,57 @@ def check(budget: Budget | None, run_id: str, committed: float, new: Sequence[tu
                 hint="raise the budget (render-bundle --budget-usd N, or config set budget-usd N), "
                 "or dispatch fewer workers or cheaper models",
             )
+
+
+def prices_as_of(catalog: Catalog) -> str | None:
+    """The newest `asOf` date of the catalog's prices (None: no prices)."""
+    dates = [m.prices.as_of for p in catalog.providers for m in p.models if m.prices is not None]
+    return max(dates) if dates else None
+
+
+@dataclass(frozen=True)
+class Summary:
+    """team-status's spend block: per worker and in total, against the budget."""
+
+    lines: tuple[Line, ...]
+    budget: Budget | None
+    as_of: str | None
+
+    def per_worker(self) -> dict[str, tuple[float | None, float]]:
+        """worker -> (spent as recorded, None when nothing is known; committed)."""
+        out: dict[str, tuple[float | None, float]] = {}
+        for line in self.lines:
+            spent, committed = out.get(line.worker_id, (None, 0.0))
+            if line.spent is not None:
+                spent = (spent or 0.0) + line.spent
+            out[line.worker_id] = (spent, committed + line.committed)
+        return out
+
+    @property
+    def spent(self) -> float:
+        return round(sum(line.spent or 0.0 for line in self.lines), 6)
+
+    @property
+    def committed(self) -> float:
+        return round(sum(line.committed for line in self.lines), 6)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "pricesAsOf": self.as_of,
+            "budgetUsd": self.budget.usd if self.budget else None,
+            "budgetSource": self.budget.source if self.budget else None,
+            "spentUsd": self.spent,
+            "committedUsd": self.committed,
+            "workers": [
+                {"workerId": w, "spentUsd": spent, "committedUsd": round(c, 6)} for w, (spent, c) in self.per_worker().items()
+            ],
+            "attempts": [line.to_dict() for line in self.lines],
+        }
+
+    def render(self) -> str:
+        budget = f"{money(self.budget.usd)} ({self.budget.source})" if self.budget else "none"
+        rows = [f"SPEND (prices as of {self.as_of or 'unknown'}; spent = recorded usage, committed adds running estimates)"]
+        for worker, (spent, committed) in self.per_worker().items():
+            rows.append(f"  {worker:<20} spent {money(spent):>12}  committed {money(committed):>12}")
+        rows.append(f"  {'total':<20} spent {money(self.spent):>12}  committed {money(self.committed):>12}  budget {budget}")
+        return "\n".join(rows)

@@ -22,7 +22,7 @@ from typing import Any
 from okstra.core import fsio, git, schemas
 from okstra.core.clock import now_iso
 from okstra.core.errors import InputError, RefusedError, StateError
-from okstra.model import active_run, layout
+from okstra.model import active_run, layout, spend
 from okstra.model.active_run import ActiveRun, ApprovedStage
 from okstra.model.catalog import Catalog
 from okstra.model.run_manifest import BACKENDS, TASK_TYPES, RunManifest
@@ -50,6 +50,7 @@ class BundleRequest:
     plan: str | None = None
     lead_pane: str | None = None
     brief: str | None = None
+    budget: spend.Budget | None = None  # the run's spend budget (--budget-usd, else budget-usd in config)
 
 
 @dataclass(frozen=True)
@@ -198,7 +199,6 @@ def render(project_root: Path, request: BundleRequest, *, catalog: Catalog | Non
         layout.new_attempt(run, worker_id=e.worker_id, role=e.role, provider=e.provider, model_id=e.model_id, attempt=1)
         for e in plan.first_round
     )
-    team_state = TeamState(run_id, dispatches)
     active = ActiveRun(
         run_id=run_id,
         task_key=str(key),
@@ -236,14 +236,24 @@ def render(project_root: Path, request: BundleRequest, *, catalog: Catalog | Non
         },
     )
     texts = {d.worker_id: prompts.render(manifest, d, catalog, brief=brief, run_layout=run) for d in dispatches}
+    # Each dispatch's spend estimate from its prompt, checked against the run's budget (README "Scope and spend").
+    estimates = {
+        d.worker_id: spend.estimate(
+            catalog.provider(d.provider), catalog.provider(d.provider).model(d.model_id), texts[d.worker_id]
+        )
+        for d in dispatches
+    }
+    spend.check(request.budget, run_id, 0.0, [(f"{w} (render-bundle)", e) for w, e in estimates.items()])
+    team_state = TeamState(run_id, tuple(d.evolve(estimate=estimates[d.worker_id]) for d in dispatches))
 
     documents = (
         (run.team_state, "team-state", team_state.to_dict()),
         (run.manifest, "run-manifest", manifest.to_dict()),
         (project.active_run, "active-run", active.to_dict()),
-    )
+    ) + (((run.spend, None, spend.budget_document(request.budget)),) if request.budget else ())
     for path, name, document in documents:  # all checked before the first write
-        schemas.check_state(name, document, str(path))
+        if name is not None:
+            schemas.check_state(name, document, str(path))
 
     written: list[Path] = []
     for worker_id, text in texts.items():

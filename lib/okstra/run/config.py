@@ -11,7 +11,10 @@ Known keys (anything else is refused naming these):
 - `backend`           cli-wrapper | tmux-pane | cmux-pane                   (env OKSTRA_DEFAULT_BACKEND)
 - `report-language`   a language tag such as `ko` or `pt-BR`                (env OKSTRA_REPORT_LANGUAGE)
 - `pr-template-path`  a project-relative path to the pull-request template
-- `providers`         catalog overrides (edit the file; `set` refuses it)
+- `providers`         catalog overrides (edit the file; `set` refuses it); `prices` per model too
+- `budget-usd`        the spend budget of each new run in USD, e.g. `5` (render-bundle --budget-usd wins)
+- `failover`          per role, the providers to try in order when a worker hits a rate limit, e.g.
+                      `analyst: [claude, codex, antigravity]` (team-dispatch --failover; edit the file)
 
 YAML is read with a safe loader that keeps every scalar a string except
 null: YAML 1.1 would turn `report-language: no` (Norwegian) into False and
@@ -55,6 +58,8 @@ KEYS: dict[str, Key] = {
         Key("report-language", "language tag of the translated report, e.g. ko", "OKSTRA_REPORT_LANGUAGE"),
         Key("pr-template-path", "project-relative path of the pull-request template"),
         Key("providers", "provider catalog overrides (edit the file)", settable=False),
+        Key("budget-usd", "spend budget of each new run in USD (render-bundle --budget-usd wins)"),
+        Key("failover", "per role, providers to fail over to on a rate limit (edit the file)", settable=False),
     )
 }
 DEFAULTS: dict[str, str] = {"backend": "cli-wrapper"}
@@ -76,6 +81,8 @@ def check_value(name: str, value: Any, *, source: str) -> Any:
         if not isinstance(value, Mapping):
             raise InputError(f"{source}: providers must be a mapping of provider id to entry")
         return value
+    if name == "failover":
+        return check_failover(value, source)
     if not isinstance(value, str) or not value.strip():
         raise InputError(f"{source}: {name} must be a non-empty string, got {value!r}")
     text = value.strip()
@@ -101,6 +108,10 @@ def check_value(name: str, value: Any, *, source: str) -> Any:
         if not _LANGUAGE.match(text):
             raise InputError(f"{source}: report-language {text!r} is not a language tag", hint="use e.g. ko, en, pt-BR")
         return text
+    if name == "budget-usd":
+        if not re.fullmatch(r"[0-9]{1,7}(\.[0-9]{1,6})?", text):
+            raise InputError(f"{source}: budget-usd {text!r} is not an amount of USD", hint="use e.g. 5 or 12.50")
+        return text
     if name == "pr-template-path":
         if "\x00" in text or Path(text).is_absolute() or ".." in Path(text).parts:
             raise InputError(
@@ -109,6 +120,30 @@ def check_value(name: str, value: Any, *, source: str) -> Any:
             )
         return text
     raise InputError(f"{source}: unknown config key {name!r}", hint=f"known keys: {_known()}")
+
+
+def check_failover(value: Any, source: str) -> dict[str, list[str]]:
+    """`failover:` maps a role to the providers to try, in order, e.g. analyst: [claude, codex]."""
+    from okstra.model.run_manifest import ROLES
+
+    if not isinstance(value, Mapping):
+        raise InputError(f"{source}: failover must map a role to a list of provider ids", hint="e.g. analyst: [claude, codex]")
+    out: dict[str, list[str]] = {}
+    for role, providers in value.items():
+        if role not in ROLES:
+            raise InputError(f"{source}: failover.{role}: not a role", hint=f"roles: {', '.join(ROLES)}")
+        if (
+            not isinstance(providers, list)
+            or not providers
+            or not all(isinstance(p, str) and _PROVIDER_ID.match(p) for p in providers)
+        ):
+            raise InputError(
+                f"{source}: failover.{role} must be a list of provider ids", hint="e.g. [claude, codex, antigravity]"
+            )
+        if len(set(providers)) != len(providers):
+            raise InputError(f"{source}: failover.{role} names a provider twice")
+        out[str(role)] = list(providers)
+    return out
 
 
 # --- reading ---------------------------------------------------------------

@@ -23,7 +23,7 @@ from typing import Any
 from okstra.core import cli, fsio
 from okstra.core.clock import now_iso
 from okstra.core.errors import ProblemsFound, RefusedError
-from okstra.model import team_state
+from okstra.model import spend, team_state
 from okstra.model.dispatch import PENDING, Dispatch
 from okstra.model.layout import Run, new_attempt
 from okstra.model.team_state import TeamState
@@ -132,6 +132,7 @@ def dispatch(
     round_name: str | None = None,
     workers: Sequence[str] = (),
     redispatch: Sequence[str] = (),
+    budget: spend.Budget | None = None,
 ) -> Outcome:
     state = run.state()
     backend = base.for_run(run)
@@ -153,6 +154,7 @@ def dispatch(
 
     # The prompt contract, for the whole round (one catalog load), before anything is written or started.
     texts = check_prompts(run, [*pending, *(p for p, _ in fresh)])
+    estimates = _estimates(run, state, [*pending, *(n for _, n in fresh)], texts, budget)  # before any write
     for previous, new in fresh:
         target = run.resolve(new.prompt_path or "", "new promptPath")
         fsio.atomic_write(target, texts[previous.worker_id])
@@ -172,6 +174,9 @@ def dispatch(
     outcome = Outcome(run.manifest.run_id, backend.name)
     if not todo:
         return outcome
+    from okstra.team import worktrees
+
+    worktrees.prepare(run.layout, [(d.worker_id, d.role) for d in todo], _stage_base(run))
     specs = [
         LaunchSpec(
             worker_id=d.worker_id,
@@ -187,14 +192,37 @@ def dispatch(
     try:
         launched = backend.launch(specs)
     except PartialLaunch as exc:
-        _record(run, exc.launched, dispatched_at)
+        _record(run, exc.launched, dispatched_at, estimates)
         raise
-    _record(run, launched, dispatched_at)
+    _record(run, launched, dispatched_at, estimates)
     outcome.dispatched = [Dispatched(x.spec.worker_id, x.spec.attempt, x.pane_id, x.pid) for x in launched]
     return outcome
 
 
-def _record(run: Run, launched: Sequence[Launched], dispatched_at: str) -> None:
+def _estimates(run: Run, state: TeamState, todo: Sequence[Dispatch], texts: dict[str, str], budget: spend.Budget | None) -> dict:
+    """Each dispatch's spend estimate from its prompt; refused before anything starts when the
+    run's budget would be passed (README "Scope and spend")."""
+    from okstra.run import catalog as catalog_loader
+
+    catalog = catalog_loader.load(run.root)
+    found = {}
+    for d in todo:
+        if d.worker_id in texts:  # every checked prompt (check_prompts reads them all)
+            provider = catalog.provider(d.provider)
+            found[d.key] = spend.estimate(provider, provider.model(d.model_id), texts[d.worker_id])
+    going = {d.key for d in todo}
+    committed = sum(line.committed for line in spend.lines((d for d in state.dispatches if d.key not in going), catalog))
+    labels = [(f"{d.worker_id} attempt {d.attempt} ({d.provider}/{d.model_id})", found[d.key]) for d in todo if d.key in found]
+    spend.check(budget, run.manifest.run_id, committed, labels)
+    return found
+
+
+def _stage_base(run: Run) -> str | None:
+    """Where an isolated implementer's worktree starts: the approved stage's base commit."""
+    return run.manifest.base_commit
+
+
+def _record(run: Run, launched: Sequence[Launched], dispatched_at: str, estimates: dict | None = None) -> None:
     """Pane ids, dispatchedAt and (until worker-run writes its own) pid/pgid/start time, one locked update."""
     by_key = {(x.spec.worker_id, x.spec.attempt): x for x in launched}
     starts = {x.pid: processes.start_time(x.pid) for x in launched if x.pid}
@@ -204,7 +232,7 @@ def _record(run: Run, launched: Sequence[Launched], dispatched_at: str) -> None:
         for d in current.dispatches:
             x = by_key.get(d.key)
             if x is not None:
-                d = d.evolve(pane_id=x.pane_id, dispatched_at=dispatched_at)
+                d = d.evolve(pane_id=x.pane_id, dispatched_at=dispatched_at, estimate=(estimates or {}).get(d.key, d.estimate))
                 if d.pid is None and x.pid:  # the pane's process is worker-run itself (exec'd)
                     d = d.evolve(pid=x.pid, pgid=x.pid, pid_start_time=starts.get(x.pid))
             out.append(d)

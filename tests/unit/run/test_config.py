@@ -72,7 +72,7 @@ def test_unset_removes_only_that_key(project):
         (
             "colour",
             "blue",
-            "unknown config key 'colour'; known keys: default-workers, default-executor, backend, report-language, pr-template-path, providers",
+            "unknown config key 'colour'; known keys: default-workers, default-executor, backend, report-language, pr-template-path, providers, budget-usd, failover",
         ),
         ("backend", "screen", "allowed: cli-wrapper, tmux-pane, cmux-pane"),
         ("default-workers", "claude,,codex", "not a provider id"),
