@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # Spend and failover: budgets refused with the numbers, team-status spent vs budget,
 # a rate-limited worker's role failing over to the next provider (real tmux panes).
-# shellcheck disable=SC2154  # bats sets $stderr
+# shellcheck disable=SC2154,SC2016  # bats sets $stderr; single quotes keep the $ of amounts literal
 
 load test_helper
 load team_helper
