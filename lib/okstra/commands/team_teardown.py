@@ -9,6 +9,15 @@ from okstra.core import cli
 PROG = "team-teardown"
 
 
+def _worktrees(run) -> None:
+    """Remove the worktrees this run created (--isolate worktree); say which branches stay."""
+    from okstra.team import worktrees
+
+    for removed in worktrees.teardown(run.layout):
+        gone = "removed" if removed.removed else "left"
+        cli.say(PROG, f"worktree {removed.path} of {removed.worker_id} {gone}; {removed.note}")
+
+
 def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
     parser = cli.parser(PROG, doc)
     cli.run_options(parser)
@@ -26,6 +35,8 @@ def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
         grace = lifecycle.DEFAULT_GRACE if args.grace is None else args.grace
         outcome = lifecycle.teardown(run, dry_run=args.dry_run, grace=grace)
         report(PROG, outcome, args.json, "phase-teardown")
+        if not args.dry_run:
+            _worktrees(run)
         if outcome.survivors:
             cli.say(PROG, f"processes still running after SIGKILL: {' '.join(map(str, outcome.survivors))}")
             return cli.EXIT_NO

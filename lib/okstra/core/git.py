@@ -179,7 +179,16 @@ def merge(cwd: Path | str, branch: str, message: str, identity: Sequence[str] = 
     if not conflicts:
         last = (done.stderr.strip() or done.stdout.strip() or "no output").splitlines()[-1]
         raise ProcessError(f"git merge {branch} failed: {last}")
-    raise RefusedError(
-        f"merging {branch} conflicts in {len(conflicts)} path(s): {', '.join(conflicts)}",
-        hint="the merge was aborted and nothing changed; resolve it by hand or re-run that stage",
-    )
+    raise MergeConflict(branch, conflicts)
+
+
+class MergeConflict(RefusedError):
+    """A merge that would conflict: aborted, nothing changed; `paths` lists the conflicts."""
+
+    def __init__(self, branch: str, conflicts: list[str]) -> None:
+        self.branch = branch
+        self.paths = list(conflicts)
+        super().__init__(
+            f"merging {branch} conflicts in {len(conflicts)} path(s): {', '.join(conflicts)}",
+            hint="the merge was aborted and nothing changed; resolve it by hand or re-run that stage",
+        )

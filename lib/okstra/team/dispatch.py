@@ -102,14 +102,30 @@ def next_attempt(run: Run, previous: Dispatch) -> Dispatch:
     ).evolve(round=previous.round)
 
 
+_CATALOGS: dict[tuple, object] = {}
+
+
+def _catalog(run: Run):
+    """The provider catalog, loaded once per process for the same config files (the prompt
+    check and the spend estimate of one dispatch share it: a load costs tens of ms)."""
+    from okstra.run import catalog as catalog_loader
+    from okstra.run import config
+
+    files = (config.global_path(), config.project_path(run.root))
+    key = (run.root, *(f.stat().st_mtime_ns if f.exists() else None for f in files))
+    if key not in _CATALOGS:
+        _CATALOGS.clear()
+        _CATALOGS[key] = catalog_loader.load(run.root)
+    return _CATALOGS[key]
+
+
 def check_prompts(run: Run, dispatches: Sequence[Dispatch]) -> dict[str, str]:
     """Every prompt's text, after the prompt contract; all problems of the round at once."""
-    from okstra.run import catalog as catalog_loader
     from okstra.run import prompts
 
     if not dispatches:
         return {}
-    catalog = catalog_loader.load(run.root)
+    catalog = _catalog(run)
     texts: dict[str, str] = {}
     problems: list[str] = []
     for d in dispatches:
@@ -202,16 +218,16 @@ def dispatch(
 def _estimates(run: Run, state: TeamState, todo: Sequence[Dispatch], texts: dict[str, str], budget: spend.Budget | None) -> dict:
     """Each dispatch's spend estimate from its prompt; refused before anything starts when the
     run's budget would be passed (README "Scope and spend")."""
-    from okstra.run import catalog as catalog_loader
-
-    catalog = catalog_loader.load(run.root)
     found = {}
     for d in todo:
         if d.worker_id in texts:  # every checked prompt (check_prompts reads them all)
+            catalog = _catalog(run)
             provider = catalog.provider(d.provider)
             found[d.key] = spend.estimate(provider, provider.model(d.model_id), texts[d.worker_id])
+    if budget is None or not found:
+        return found
     going = {d.key for d in todo}
-    committed = sum(line.committed for line in spend.lines((d for d in state.dispatches if d.key not in going), catalog))
+    committed = sum(line.committed for line in spend.lines((d for d in state.dispatches if d.key not in going), _catalog(run)))
     labels = [(f"{d.worker_id} attempt {d.attempt} ({d.provider}/{d.model_id})", found[d.key]) for d in todo if d.key in found]
     spend.check(budget, run.manifest.run_id, committed, labels)
     return found
