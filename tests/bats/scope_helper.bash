@@ -43,3 +43,38 @@ stage_run() { # [extra render-bundle options]
 wait_workers() { # [worker-wait options]
   worker-wait --run-manifest "$STAGE_RUN_DIR/run-manifest.json" --timeout 60 "$@" >/dev/null
 }
+
+add_implementer() { # <provider>: a second implementer worker <provider>-implementer in the stage run
+  python3 - "$REPO_ROOT" "$STAGE_RUN_DIR" "$1" <<'PY'
+import sys
+from pathlib import Path
+sys.path.insert(0, sys.argv[1] + "/lib")
+from okstra.core import fsio
+from okstra.model import run_manifest, team_state
+from okstra.model.dispatch import Dispatch
+from okstra.model.run_manifest import Assignment, Participant, RoleExecution
+from okstra.model.team_state import TeamState
+from okstra.run import catalog, prompts
+from okstra.run.layout import RunLayout
+
+run_dir, provider_id = Path(sys.argv[2]).resolve(), sys.argv[3]
+manifest = run_manifest.load(run_dir / "run-manifest.json")
+layout = RunLayout(Path(".").resolve(), manifest.run_id)
+cat = catalog.load(layout.project_root)
+provider = cat.provider(provider_id)
+model = provider.default
+worker = f"{provider_id}-implementer"
+manifest = manifest.evolve(
+    assignments=(*manifest.assignments, Assignment(worker, provider_id, model.id, model.cli_model, provider.runner, ("implementer",))),
+    participants=(*manifest.participants, Participant(worker, "implementer", provider_id, provider.display, model.id, model.display)),
+    role_executions=(*manifest.role_executions, RoleExecution("implementer", worker, provider_id, model.id, provider.runner)),
+)
+fsio.write_json(layout.manifest, manifest.to_dict())
+rel = layout.relative
+d = Dispatch(worker, "implementer", provider_id, model.id, round="implementation", prompt_path=rel(layout.prompt_path(worker)),
+             result_path=rel(layout.result_path(worker)), log_path=rel(layout.log_path(worker)),
+             liveness_artifact=rel(layout.heartbeat_path(worker)))
+fsio.atomic_write(layout.prompt_path(worker), prompts.render(manifest, d, cat, brief="Edit the limiter.", run_layout=layout))
+team_state.update(layout.team_state, lambda s: TeamState(s.run_id, s.dispatches + (d,)))
+PY
+}
