@@ -55,7 +55,7 @@ from okstra.model.dispatch import Dispatch
 from okstra.model.run_manifest import Assignment, Participant, RoleExecution
 from okstra.model.team_state import TeamState
 from okstra.run import catalog, prompts
-from okstra.run.layout import RunLayout
+from okstra.model.layout import RunLayout
 
 run_dir, provider_id = Path(sys.argv[2]).resolve(), sys.argv[3]
 manifest = run_manifest.load(run_dir / "run-manifest.json")

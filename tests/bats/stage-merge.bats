@@ -11,7 +11,7 @@ setup() {
   team_setup
   git_project
   approved_plan
-  RUN_DIR="$PROJECT/$STAGE_RUN_DIR"
+  export RUN_DIR="$PROJECT/$STAGE_RUN_DIR"
 }
 teardown() { team_teardown; }
 
@@ -52,7 +52,7 @@ teardown() { team_teardown; }
   [[ "$stderr" == *"worktree $STAGE_RUN_DIR/worktrees/codex of codex removed; merged: branch deleted"* ]]
   [[ "$stderr" == *"worktree $STAGE_RUN_DIR/worktrees/claude-implementer of claude-implementer removed; branch okstra/feature--rate-limit--r001/claude-implementer kept: it holds work not merged"* ]]
   [ ! -e "$STAGE_RUN_DIR/worktrees/codex" ]
-  ! git show-ref -q --verify refs/heads/okstra/feature--rate-limit--r001/codex
+  run ! git show-ref -q --verify refs/heads/okstra/feature--rate-limit--r001/codex
   git show-ref -q --verify refs/heads/okstra/feature--rate-limit--r001/claude-implementer
   [ -d ../not-okstras ]
   git worktree list | grep -q "not-okstras"

@@ -12,26 +12,24 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from okstra.core import cli, git, paths
+from okstra.core import cli, git
 from okstra.core.errors import ProblemsFound, RefusedError
-from okstra.run.layout import RunLayout, check_worker_id, locate_run
+from okstra.model.layout import check_worker_id, open_run
 
 PROG = "stage-merge"
 
 
 def _run(args: argparse.Namespace) -> int:
     from okstra.commands import stage_check
-    from okstra.model import run_manifest
     from okstra.team import worktrees
 
     worker = check_worker_id(args.worker, "--worker")
-    root = paths.find_project_root(explicit=args.project_root) if args.project_root or not args.run_manifest else None
-    root, manifest_path = locate_run(args.run_manifest, root=root)
-    layout = RunLayout(root, run_manifest.load(manifest_path).run_id)
+    run = open_run(args.run_manifest, project_root=args.project_root)
+    layout = run.layout
     if worktrees.entry(layout, worker) is None:
         known = ", ".join(e.worker_id for e in worktrees.entries(layout)) or "none"
         raise RefusedError(f"--worker {worker}: no worktree of run {layout.run_id}", hint=f"worktrees: {known}")
-    scope = stage_check.check_run(root, manifest_path)
+    scope = stage_check.check_run(run)
     out = scope.out_of_scope(worker)
     if out:
         raise ProblemsFound(
@@ -56,7 +54,6 @@ def _run(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
     parser = cli.parser(PROG, doc)
     parser.add_argument("--worker", required=True, metavar="ID")
-    parser.add_argument("--run-manifest", metavar="PATH")
-    parser.add_argument("--project-root")
+    cli.run_options(parser)
     parser.add_argument("--json", action="store_true")
     return cli.run(PROG, lambda: _run(parser.parse_args(argv)))

@@ -124,7 +124,7 @@ def check_value(name: str, value: Any, *, source: str) -> Any:
 
 def check_failover(value: Any, source: str) -> dict[str, list[str]]:
     """`failover:` maps a role to the providers to try, in order, e.g. analyst: [claude, codex]."""
-    from okstra.model.run_manifest import ROLES
+    from okstra.model.roles import ROLES
 
     if not isinstance(value, Mapping):
         raise InputError(f"{source}: failover must map a role to a list of provider ids", hint="e.g. analyst: [claude, codex]")

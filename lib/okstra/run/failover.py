@@ -25,11 +25,11 @@ from okstra.core import fsio, paths, schemas
 from okstra.core.errors import RefusedError
 from okstra.model import team_state
 from okstra.model.catalog import Catalog
-from okstra.model.dispatch import PENDING, Dispatch, FailoverFrom, is_rate_limited
+from okstra.model.dispatch import Dispatch, FailoverFrom, is_rate_limited
+from okstra.model.layout import RunLayout, new_attempt
 from okstra.model.run_manifest import Assignment, Participant, RoleExecution, RunManifest
 from okstra.model.team_state import TeamState
-from okstra.run import prompts, roles
-from okstra.model.layout import RunLayout
+from okstra.run import prompts
 
 _HEADERS = tuple(f"**{h}:**" for h in prompts.HEADERS)
 
@@ -181,20 +181,7 @@ def _new_dispatch(
                 RoleExecution(previous.role, worker_id, provider_id, model_id, provider.runner),
             ),
         )
-    rel = layout.relative
-    new = Dispatch(
-        worker_id=worker_id,
-        role=previous.role,
-        provider=provider_id,
-        model_id=model_id,
-        status=PENDING,
-        attempt=attempt,
-        round=previous.round or roles.ROUND_OF_ROLE.get(previous.role),
-        prompt_path=rel(layout.prompt_path(worker_id, attempt)),
-        result_path=rel(layout.result_path(worker_id, attempt)),
-        log_path=rel(layout.log_path(worker_id, attempt)),
-        liveness_mode="heartbeat",
-        liveness_artifact=rel(layout.heartbeat_path(worker_id, attempt)),
-        failover_from=FailoverFrom(previous.worker_id, previous.attempt, previous.provider, previous.reason or ""),
-    )
+    new = new_attempt(
+        layout, worker_id=worker_id, role=previous.role, provider=provider_id, model_id=model_id, attempt=attempt
+    ).evolve(failover_from=FailoverFrom(previous.worker_id, previous.attempt, previous.provider, previous.reason or ""))
     return new, manifest
