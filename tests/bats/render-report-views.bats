@@ -29,7 +29,7 @@ setup() {
   grep -q "id=\"source-sha256\">$sum<" "$R/final-report-analysis-001.html"
 }
 
-@test "says when the translation is missing and shows it when present" {
+@test "says when the translation is missing and renders it when present" {
   run --separate-stderr render-report-views "$R/final-report-analysis-001.md"
   assert_success
   [[ "$stderr" == *"translation is missing"* ]]
@@ -38,7 +38,7 @@ setup() {
   run --separate-stderr render-report-views "$R/final-report-analysis-001.md"
   assert_success
   [ -z "$stderr" ]
-  grep -q '# 번역된 보고서' "$R/final-report-analysis-001.html"
+  grep -q '<h1>번역된 보고서</h1>' "$R/final-report-analysis-001.html"
 }
 
 @test "a script in a finding is escaped" {

@@ -6,7 +6,11 @@ metadata is embedded as JSON in `<script type="application/json" id="okstra-meta
 (with `<`, `>`, `&` written as `\\u003c`... so no value can close the block) and
 shown on the page. The **Export user response** form downloads the sidecar
 produced by `templates/views/sidecar.js` (the browser twin of
-`report.sidecar.serialize`), inlined when the page is rendered.
+`report.sidecar.serialize`), inlined when the page is rendered; it is pre-filled
+with what the run's sidecar already holds and names the `user-response-import`
+command that brings the download back. Markdown in text fields goes through
+`report.markdown` (raw HTML off); the translation is rendered the same way,
+behind a language switch.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +27,8 @@ from typing import Any
 from okstra.core import fsio, paths
 from okstra.core.errors import InputError, ProblemsFound
 from okstra.model import layout as run_layout
-from okstra.report import render, validate
+from okstra.report import markdown, render, user_response, validate
+from okstra.report import sidecar as sc
 
 HTML_TEMPLATE = "report/final-report.html.j2"
 SIDECAR_JS = render.TEMPLATES / "views" / "sidecar.js"
@@ -30,6 +36,7 @@ VIEW_JS = render.TEMPLATES / "report" / "final-report-view.js"
 # Text that could end an inline <script> element early, or (after a `<!--`) keep it open:
 # with neither `<script` nor `</script` inside, a script's text cannot leave its element.
 _SCRIPT_BREAKERS = re.compile(r"</?script", re.IGNORECASE)
+SEVERITIES = ("critical", "high", "medium", "low", "info")
 
 
 @dataclass(frozen=True)
@@ -75,20 +82,37 @@ def inline_script(path: Path) -> str:
     return text
 
 
+def _recorded(root: Path, sidecar: Path) -> dict[str, Any] | None:
+    """What the run's sidecar for this report already holds (the form is pre-filled with it);
+    None when there is none or it cannot be read (the page then starts empty)."""
+    if not sidecar.is_file():
+        return None
+    try:
+        recorded = sc.parse(fsio.read_text(sidecar, what="sidecar"), paths.relative(root, sidecar)).to_dict()
+    except InputError:
+        return None
+    del recorded["meta"]
+    return recorded
+
+
 def _meta(root: Path, document: Mapping[str, Any], report: Path, data: Path, digest: str) -> dict[str, Any]:
     header = document["header"]
     run = run_layout.for_project(root).run(header["runId"])
     plan = document.get("implementationPlanning", {})
+    sidecar = run.sidecar(header["taskType"], header["reportNumber"])
+    source = paths.relative(root, report)
     return {
         "taskKey": header["taskKey"],
         "taskType": header["taskType"],
         "reportNumber": header["reportNumber"],
         "runNumber": header["runNumber"],
         "runId": header["runId"],
-        "sourceReport": paths.relative(root, report),
+        "sourceReport": source,
         "sourceData": paths.relative(root, data),
         "sourceDataSha256": digest,
-        "sidecarName": run.sidecar(header["taskType"], header["reportNumber"]).name,
+        "sidecarName": sidecar.name,
+        "importCommand": f"user-response-import --from-downloads --report {shlex.quote(source)}",
+        "recorded": _recorded(root, sidecar),
         "reportLanguage": header.get("reportLanguage"),
         "openQuestions": document["openQuestions"],
         "implementationOptions": [{"id": o["id"], "name": o["name"]} for o in plan.get("implementationOptions", [])],
@@ -99,10 +123,18 @@ def _meta(root: Path, document: Mapping[str, Any], report: Path, data: Path, dig
 def render_html(
     document: Mapping[str, Any], meta: Mapping[str, Any], translation: str | None, translation_file: str | None
 ) -> str:
+    import markupsafe  # with jinja2: heavy imports stay inside the functions that need them
+
+    counts = {severity: 0 for severity in SEVERITIES}
+    for finding in document["findings"]:
+        counts[finding["severity"]] = counts.get(finding["severity"], 0) + 1
     return (
         render.environment()
         .get_template(HTML_TEMPLATE)
         .render(
+            md=lambda text: markupsafe.Markup(markdown.to_html(text)),
+            severity_counts=counts,
+            recorded_by_text=user_response.recorded_by_text,
             report=document,
             meta=meta,
             meta_json=script_json(meta),

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from fixtures.reports import reportfix
-from okstra.report import sidecar, views
+from okstra.report import sidecar, user_response, views
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = [
@@ -42,6 +42,11 @@ def browser():
         b.close()
 
 
+REPORT = ".okstra/runs/feature--rate-limit--r002/reports/final-report-implementation-planning-001.md"
+JS_LINK = '[click me](javascript:window.__okstraPwned=3) <a href="javascript:window.__okstraPwned=4">a</a>'
+MARKDOWN = "Uses `app.dispatch` and **bold** text, [the docs](https://example.com/x) and " + JS_LINK
+
+
 def _report(project: Path) -> Path:
     doc = reportfix.example("implementation-planning")
     doc["openQuestions"] = [
@@ -64,6 +69,16 @@ def _report(project: Path) -> Path:
             "evidence": [{"path": "a<script>.py", "quote": HOSTILE, "note": HOSTILE}],
         }
     )
+    doc["findings"].append({"id": "F3", "title": "Markdown", "severity": "low", "summary": MARKDOWN, "evidence": []})
+    evil = f"{HOSTILE} {JS_LINK}"
+    doc["aiHandoffSummary"] = evil
+    doc["openQuestions"][0]["context"] = evil
+    doc["openQuestions"][1]["options"].append(evil)
+    for option in doc["implementationPlanning"]["implementationOptions"]:
+        option["summary"] = evil
+        option["pros"] = [evil]
+        option["cons"] = [evil]
+    doc["findings"][0]["evidence"][0]["note"] = evil
     doc["decisionsRequired"] = {"planDecision": True, "analysisReview": True, "directionSelection": True, "reportAuthoring": True}
     data = reportfix.place(
         project, ".okstra/runs/feature--rate-limit--r002/reports/final-report-implementation-planning-001.data.json", doc
@@ -144,11 +159,31 @@ def test_export_writes_the_same_bytes_as_the_python_serializer(page):
     assert page.dialogs == []
 
 
-def test_an_empty_form_exports_only_the_header(page):
+def test_an_empty_form_is_not_exported(page):
+    downloads = []
+    page.on("download", lambda d: downloads.append(d))
+    page.click("#export-button")
+    assert "Nothing to export" in page.locator("#export-error").inner_text()
+    page.wait_for_timeout(200)
+    assert downloads == []
+
+
+def test_export_then_import_gives_the_serializers_bytes_and_the_page_names_the_command(page, project):
+    page.fill("#answer-Q1", MULTILINE)
+    page.select_option("#plan-status", "approved")
+    page.select_option("#plan-option", "A")
     name, got = _export(page)
-    parsed = sidecar.parse(got.decode("utf-8"), name)
-    assert parsed.answers == () and parsed.blocks() == ["ANSWERS"]
-    assert got == sidecar.serialize(parsed).encode("utf-8")
+    command = page.locator("#import-command").inner_text()
+    assert command == f"user-response-import --from-downloads --report {REPORT}"
+    assert command in page.locator("#export-status").inner_text()
+    exported = project.parent / "Downloads" / name
+    exported.parent.mkdir(exist_ok=True)
+    exported.write_bytes(got)
+    ref = user_response.load_report(project, REPORT)
+    user_response.import_export(project, exported, name, REPORT, sidecar.USER)
+    on_disk = ref.sidecar.read_bytes()
+    assert on_disk == got == sidecar.serialize(sidecar.parse(got.decode("utf-8"), name)).encode("utf-8")
+    assert sidecar.parse(on_disk.decode("utf-8"), name).answer("Q1").answer == MULTILINE
 
 
 def test_an_invalid_decision_is_refused_on_the_page_without_a_download(page):
@@ -185,3 +220,60 @@ def test_control_characters_export_the_same_escapes_as_python(page):
     parsed = sidecar.parse(got.decode("utf-8"), name)
     assert parsed.answer("Q1").answer == "tab\tbell\u0007 del\u007f nel\u0085 ls\u2028 end"
     assert got == sidecar.serialize(parsed).encode("utf-8")
+
+
+def test_markdown_renders_and_scripts_and_javascript_links_stay_inert_in_every_field(page):
+    f3 = page.locator("#finding-F3")
+    assert f3.locator("strong").inner_text() == "bold" and f3.locator("code").inner_text() == "app.dispatch"
+    assert f3.locator("a").count() == 1 and f3.locator("a").get_attribute("href") == "https://example.com/x"
+    assert "[click me](javascript:window.__okstraPwned=3)" in f3.inner_text()
+    hrefs = page.eval_on_selector_all("a[href]", "links => links.map(a => a.getAttribute('href'))")
+    assert hrefs and all(h.startswith(("https://", "#")) for h in hrefs), hrefs
+    for where in ("#handoff", "#implementation-options", "#question-Q1", "#finding-F1"):
+        assert HOSTILE in page.locator(where).inner_text(), where
+        assert page.locator(f"{where} script, {where} img").count() == 0, where
+    for text in page.locator("p:has-text('click me'), li:has-text('click me'), div.md:has-text('click me')").all():
+        if text.is_visible():
+            text.click()
+    assert page.evaluate("window.__okstraPwned") is None and page.dialogs == []
+    assert page.locator("body script").count() == 3
+
+
+def test_dark_mode_recolours_the_page_and_print_hides_the_form(page):
+    page.emulate_media(color_scheme="dark")
+    assert page.evaluate("getComputedStyle(document.body).backgroundColor") == "rgb(13, 17, 23)"
+    page.emulate_media(color_scheme="light")
+    assert page.evaluate("getComputedStyle(document.body).backgroundColor") == "rgb(255, 255, 255)"
+    page.emulate_media(media="print")
+    assert not page.locator("#export-form").is_visible() and not page.locator("#finding-controls").is_visible()
+    assert page.locator("#decisions-required").is_visible() and page.locator("#finding-F2").is_visible()
+    assert page.locator("#open-questions").is_visible()
+
+
+def test_findings_filter_by_text_and_severity_and_sort(page):
+    page.fill("#finding-filter", "markdown")
+    assert page.locator("#finding-count").inner_text() == "1 of 3 shown"
+    assert page.locator("#finding-F3").is_visible() and not page.locator("#finding-F2").is_visible()
+    page.fill("#finding-filter", "")
+    page.uncheck(".severity-filter[value=high]")
+    assert not page.locator("#finding-F2").is_visible() and page.locator("#finding-count").inner_text() == "2 of 3 shown"
+    page.check(".severity-filter[value=high]")
+    page.select_option("#finding-sort", "severity")
+    order = page.eval_on_selector_all("#finding-list > article", "a => a.map(x => x.id)")
+    assert order == ["finding-F2", "finding-F3", "finding-F1"]
+
+
+def test_the_form_starts_with_what_is_recorded_and_says_who_recorded_it(browser, project):
+    _report(project)
+    user_response.write(project, REPORT, '{"Q1": "120"}', recorded_by=sidecar.RELAYED_BY_LEAD)
+    user_response.write(project, REPORT, '{"Q2": "both"}', plan_decision='{"status": "approved", "option": "B"}')
+    output = views.render_view(project, REPORT).output
+    context = browser.new_context()
+    page = context.new_page()
+    page.goto(output.as_uri())
+    assert page.input_value("#answer-Q1") == "120" and page.input_value("#answer-Q2") == "both"
+    assert page.input_value("#plan-status") == "approved" and page.input_value("#plan-option") == "B"
+    assert "Recorded answer (relayed by the lead): 120" in page.locator("#question-Q1").inner_text()
+    assert "Recorded answer (the user): both" in page.locator("#question-Q2").inner_text()
+    assert "Recorded: approved (B)" in page.locator("#decisions-required").inner_text()
+    context.close()
