@@ -92,3 +92,28 @@ teardown() { team_teardown; }
   team-reclaim --gate 2>/dev/null
   grep -q '"phase": "user-gate"' "$PROJECT/.okstra/active-run.json"
 }
+
+@test "workers and a watcher never squeeze the lead below 100 columns, the lead gets its width back, the user's pane is untouched" {
+  tmx() { tmux -S "$OKSTRA_TMUX_SOCKET" "$@"; }
+  user=$(tmx split-window -d -v -l 10 -P -F '#{pane_id}' -t "$LEAD" 'sleep 120')
+  user_before=$(tmx display-message -p -t "$user" '#{pane_width}x#{pane_height} #{window_id}')
+  lead_before=$(tmx display-message -p -t "$LEAD" '#{pane_width}')
+  prepare_run tmux-pane claude,codex,antigravity,grok,kimi
+  OKSTRA_FAKE_MODE_GROK=hang team-dispatch >/dev/null 2>&1
+  widths=("$(tmx display-message -p -t "$LEAD" '#{pane_width}')")
+  team-watch >/dev/null
+  widths+=("$(tmx display-message -p -t "$LEAD" '#{pane_width}')")
+  for w in "${widths[@]}"; do [ "$w" -ge 100 ]; done
+  # The watcher opened in okstra's own window, whose borders show okstra's titles.
+  watcher_window=$(tmx list-panes -a -f '#{==:#{@okstra-kind},watcher}' -F '#{window_id}')
+  [ "$watcher_window" != "$(tmx display-message -p -t "$LEAD" '#{window_id}')" ]
+  [ "$(tmx show-options -wqv -t "$watcher_window" pane-border-status)" = top ]
+  [ -z "$(tmx show-options -wqv -t "$LEAD" pane-border-status)" ]
+  wait_status claude completed
+  team-reclaim >/dev/null 2>&1
+  team-teardown --grace 3 >/dev/null 2>&1
+  [ "$(tmx display-message -p -t "$LEAD" '#{pane_width}')" = "$lead_before" ]
+  [ "$(tmx display-message -p -t "$user" '#{pane_width}x#{pane_height} #{window_id}')" = "$user_before" ]
+  team-watch --stop --run-manifest "$M" >/dev/null
+  [ -z "$(tmx list-panes -a -f '#{@okstra-run}' -F '#{pane_id}')" ]
+}

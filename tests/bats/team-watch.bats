@@ -29,3 +29,17 @@ setup() {
   assert_failure 2
   [[ "$stderr" == *"no dispatch for worker 'nobody'"*"known workers: claude"* ]]
 }
+
+@test "the feed is one readable line per provider event with the tokens so far, no raw JSON" {
+  render-bundle --task-key demo/watch --task-type analysis --workers claude,codex --backend cli-wrapper >/dev/null 2>&1
+  team-dispatch >/dev/null 2>&1
+  worker-wait --timeout 60 >/dev/null 2>&1
+  run --separate-stderr team-watch --feed --once
+  assert_success
+  assert_line --regexp '^[0-9]{2}:[0-9]{2}:[0-9]{2}  claude          result   # Findings \(analysis\).*\(tokens [0-9,]+\)$'
+  assert_line --regexp '^[0-9]{2}:[0-9]{2}:[0-9]{2}  codex           start    thread\.started  \(tokens -\)$'
+  assert_line --regexp '^[0-9]{2}:[0-9]{2}:[0-9]{2}  codex           result   turn completed  \(tokens [0-9,]+\)$'
+  refute_output --partial '{"type"'
+  run --separate-stderr team-watch --feed --once --worker codex
+  refute_output --partial "  claude  "
+}

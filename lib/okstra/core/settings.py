@@ -19,6 +19,7 @@ KNOBS: dict[str, str] = {
     "OKSTRA_DEFAULT_BACKEND": "default terminal backend: cli-wrapper, tmux-pane or cmux-pane (overrides config backend)",
     "OKSTRA_REPORT_LANGUAGE": "language of the translated report, e.g. ko (overrides config report-language)",
     "OKSTRA_TMUX_SOCKET": "tmux server socket path for the tmux-pane backend (tmux -S PATH; default: the current server)",
+    "OKSTRA_TMUX_MIN_LEAD_WIDTH": "columns the lead's tmux pane keeps at least when workers open beside it (default 100; else okstra's own window)",
     "OKSTRA_RUN_ID": "set by worker-run for the provider it runs: the run id",
     "OKSTRA_WORKER_ID": "set by worker-run for the provider it runs: the worker id",
     "OKSTRA_WORKER_ROLE": "set by worker-run for the provider it runs: the worker's role",
@@ -63,6 +64,12 @@ def knob(name: str) -> str | None:
 
 def debug() -> bool:
     return _truthy(os.environ.get("OKSTRA_DEBUG"))
+
+
+def tmux_min_lead_width() -> int:
+    """OKSTRA_TMUX_MIN_LEAD_WIDTH: the lead pane's minimum width in columns (default 100)."""
+    value = os.environ.get("OKSTRA_TMUX_MIN_LEAD_WIDTH", "").strip()
+    return int(value) if value.isdigit() and int(value) > 0 else 100
 
 
 def tmux_socket() -> str | None:

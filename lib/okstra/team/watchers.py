@@ -1,4 +1,10 @@
-"""Watcher panes: long-lived `tail -F` views of a run's worker logs (DESIGN §6).
+"""Watcher panes: a long-lived, readable live feed of a run's workers (DESIGN §6).
+
+The pane runs `team-watch --feed`: `follow()` reads the newest attempt's log of
+each worker as it grows and turns every provider event (team.output's
+`parse_event`, per the provider's output format) into one line: time, worker,
+what happened (a tool call, a message excerpt, a retry, the result) and the
+tokens the worker has used so far. Banners and blank lines are left out.
 
 A watcher is tagged with its own kind (`watcher`) and recorded apart from the
 dispatch records (`runs/<id>/watchers.json`), so `team-reclaim` and
@@ -8,17 +14,24 @@ Only the explicit, run-scoped `stop()` does.
 
 from __future__ import annotations
 
+import sys
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from okstra.core import fsio, schemas
+from okstra.core import cli, fsio, schemas
 from okstra.core.clock import now_iso
 from okstra.core.errors import RefusedError, StateError
 from okstra.model.layout import Run
 from okstra.team.backends import base
 from okstra.team.backends.base import WATCHER, Closed, LaunchSpec
+from okstra.team.output import NOISE, Event, parse_event
 
-TAIL_LINES = "20"
+WORKER_WIDTH = 14
+POLL_SECONDS = 0.2
+RESCAN_SECONDS = 2.0  # how often a redispatch's new attempt log is picked up
 
 
 @dataclass(frozen=True)
@@ -69,15 +82,18 @@ def open_watcher(run: Run, workers: tuple[str, ...] = ()) -> Watcher:
         )
     state = run.state()
     chosen = [state.find(w) for w in workers] if workers else list(state.latest())
-    logs = [str(run.resolve(d.log_path, f"{d.worker_id} logPath")) for d in chosen if d.log_path]
-    if not logs:
+    if not any(d.log_path for d in chosen):
         raise RefusedError(f"run {run.manifest.run_id} has no worker logs to watch", hint="dispatch the workers first")
     number = len(recorded(run)) + 1
     watcher_id = f"watcher-{number}"
+    # The pane runs this same interpreter (the install's venv) on team-watch's feed.
+    argv = [sys.executable, str(cli.BIN_DIR / "team-watch"), "--feed", "--run-manifest", str(run.layout.manifest)]
+    for d in chosen if workers else ():
+        argv += ["--worker", d.worker_id]
     spec = LaunchSpec(
         worker_id=watcher_id,
         attempt=1,
-        argv=("tail", "-n", TAIL_LINES, "-F", *logs),
+        argv=tuple(argv),
         title=f"okstra watch {run.manifest.run_id}",
         log_path=run.layout.logs_dir / f"{watcher_id}.log",
         cwd=run.root,
@@ -104,3 +120,67 @@ def stop(run: Run, *, dry_run: bool = False) -> Closed:
     if not dry_run:
         fsio.update_json(run.layout.watchers, lambda doc: doc.update(watchers=[]) is None, default=_default)
     return closed
+
+
+# -- the live feed -------------------------------------------------------------------
+
+
+def feed_line(worker: str, event: Event, tokens: int | None, at: float) -> str:
+    """`12:03:04  codex           tool   shell pytest -q            tokens 12,345`"""
+    clock = time.strftime("%H:%M:%S", time.localtime(at))
+    used = f"tokens {tokens:,}" if tokens is not None else "tokens -"
+    return f"{clock}  {worker[:WORKER_WIDTH].ljust(WORKER_WIDTH)}  {event.kind:<7}  {event.text}  ({used})"
+
+
+@dataclass
+class _Tail:
+    path: Path
+    output_format: str
+    offset: int = 0
+    partial: bytes = b""
+    tokens: int | None = None
+
+
+def follow(
+    sources: Callable[[], Mapping[str, tuple[Path, str]]],
+    emit: Callable[[str], None],
+    *,
+    keep_going: Callable[[], bool] = lambda: True,
+    clock: Callable[[], float] = time.time,
+) -> None:
+    """Emit one feed line per provider event of each worker's log, as the logs grow.
+
+    `sources()` names each worker's newest log and its provider's output format; it is
+    asked again every RESCAN_SECONDS, so a redispatched worker's new attempt is followed."""
+    tails: dict[str, _Tail] = {}
+    last_scan = float("-inf")
+    while True:
+        if time.monotonic() - last_scan >= RESCAN_SECONDS:
+            last_scan = time.monotonic()
+            for worker, (path, output_format) in sources().items():
+                if worker not in tails or tails[worker].path != path:
+                    tails[worker] = _Tail(path, output_format)
+        for worker, tail in tails.items():
+            for line in _new_lines(tail):
+                event = parse_event(tail.output_format, line)
+                if event is None or event.kind == NOISE:
+                    continue
+                if event.tokens is not None:
+                    tail.tokens = event.tokens
+                emit(feed_line(worker, event, tail.tokens, clock()))
+        if not keep_going():
+            return
+        time.sleep(POLL_SECONDS)
+
+
+def _new_lines(tail: _Tail) -> list[bytes]:
+    try:
+        with open(tail.path, "rb") as handle:
+            handle.seek(tail.offset)
+            chunk = handle.read()
+    except OSError:
+        return []  # not written yet (a worker still starting)
+    tail.offset += len(chunk)
+    lines = (tail.partial + chunk).split(b"\n")
+    tail.partial = lines.pop()
+    return lines

@@ -95,12 +95,12 @@ def test_close_closes_only_the_recorded_ids_and_gives_the_lead_its_width(server,
     rows = server.panes()
     assert user in rows and other in rows and server.lead in rows
     assert not any(d.pane_id in rows for d in done)
-    # Another run's pane is still beside the lead: the width waits for it.
-    assert result.lead_restored is False
-    b2 = backend(tmp_path, run_id="feature--y--r001")
-    server.tmux("kill-pane", "-t", user)
-    assert b2.close([other]).lead_restored is True
+    assert result.lead_restored is True
     assert server.panes()[server.lead]["width"] == "240"
+    # The other run's pane went to its own window (the lead had a column already): closing
+    # it has no width to give back.
+    assert rows[other]["window"] != rows[server.lead]["window"]
+    assert backend(tmp_path, run_id="feature--y--r001").close([other]).lead_restored is False
 
 
 def test_a_recorded_id_of_someone_elses_pane_is_left_alone(server, tmp_path):
@@ -130,26 +130,93 @@ def test_closing_many_panes_is_one_kill_call(server, tmp_path, monkeypatch):
     assert set(server.panes()) == {server.lead}
 
 
-def test_launching_many_panes_takes_two_tmux_calls(server, tmp_path, monkeypatch):
+def test_launching_many_panes_takes_three_tmux_calls(server, tmp_path, monkeypatch):
     calls = []
     real = proc.run
     monkeypatch.setattr(proc, "run", lambda argv, **kw: calls.append(list(argv)) or real(argv, **kw))
     done = backend(tmp_path).launch([spec(tmp_path, f"w{i}", ["sleep", "30"]) for i in range(16)])
-    assert len(calls) == 2 and len({d.pane_id for d in done}) == 16
+    assert len(calls) <= 4 and len({d.pane_id for d in done}) == 16  # look (2), then one or two launch calls
 
 
-def test_what_does_not_fit_beside_the_lead_goes_to_another_window(monkeypatch, tmp_path):
+def test_what_does_not_fit_beside_the_lead_goes_to_okstra_s_own_window(monkeypatch, tmp_path):
     gen = private_server(monkeypatch, tmp_path, width=120, height=10)
     server = next(gen)
     try:
         done = backend(tmp_path).launch([spec(tmp_path, f"w{i}", ["sleep", "30"]) for i in range(8)])
         rows = server.panes()
         assert len({d.pane_id for d in done}) == 8 and all(d.pane_id in rows for d in done)
-        assert len({rows[d.pane_id]["window"] for d in done}) == 2
+        windows = {rows[d.pane_id]["window"] for d in done}
+        assert len(windows) == 1 and rows[server.lead]["window"] not in windows
+        # The lead (120 columns: splitting it would leave less than 100) is not touched at all.
+        assert rows[server.lead]["width"] == "120"
+        assert server.tmux("show-options", "-pqv", "-t", server.lead, "@okstra-lead-width").strip() == ""
         # The session still shows the lead's window.
         assert server.tmux("display-message", "-p", "-t", "lead:", "#{pane_id}").strip() == server.lead
     finally:
         gen.close()
+
+
+def _widths(server):
+    return {p: int(r["width"]) for p, r in server.panes().items()}
+
+
+def test_eight_workers_a_redispatch_and_a_watcher_never_squeeze_the_lead_below_its_minimum(server, tmp_path):
+    # The user's own layout: a pane below the lead and a second window, with their own options.
+    user_below = server.tmux(
+        "split-window", "-d", "-v", "-l", "12", "-P", "-F", "#{pane_id}", "-t", server.lead, "sleep 60"
+    ).strip()
+    user_window = server.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "-t", "lead:", "sleep 60").strip()
+    server.tmux("set-option", "-w", "-t", server.lead, "pane-border-status", "off")
+    before = {
+        p: server.tmux("display-message", "-p", "-t", p, "#{pane_width}x#{pane_height} #{window_id}")
+        for p in (user_below, user_window)
+    }
+    lead_width = _widths(server)[server.lead]
+    b = backend(tmp_path)
+    seen = []
+    first = b.launch([spec(tmp_path, f"w{i}", ["sleep", "60"]) for i in range(8)])
+    seen.append(_widths(server)[server.lead])
+    again = b.launch([spec(tmp_path, "w0", ["sleep", "60"])])  # a redispatch
+    seen.append(_widths(server)[server.lead])
+    watcher = b.launch([spec(tmp_path, "watch", ["sleep", "60"], kind="watcher")])
+    seen.append(_widths(server)[server.lead])
+    assert min(seen) >= 100, seen
+    rows = server.panes()
+    # Titles show on borders in okstra's window only; the user's windows keep their options.
+    okstra_window = rows[again[0].pane_id]["window"]
+    assert okstra_window == rows[watcher[0].pane_id]["window"] != rows[server.lead]["window"]
+    assert server.tmux("show-options", "-wqv", "-t", okstra_window, "pane-border-status").strip() == "top"
+    assert server.tmux("show-options", "-wqv", "-t", server.lead, "pane-border-status").strip() == "off"
+    assert server.tmux("show-options", "-wqv", "-t", user_window, "pane-border-status").strip() == ""
+    assert server.tmux("show-options", "-wqv", "-t", server.lead, "remain-on-exit").strip() == ""
+    # Reclaim: the lead gets its width back; the user's panes are as they were.
+    result = b.close([d.pane_id for d in first + again + watcher])
+    assert result.lead_restored
+    assert _widths(server)[server.lead] == lead_width
+    after = {
+        p: server.tmux("display-message", "-p", "-t", p, "#{pane_width}x#{pane_height} #{window_id}")
+        for p in (user_below, user_window)
+    }
+    assert after == before
+    assert set(server.panes()) == {server.lead, user_below, user_window}
+
+
+def test_the_minimum_width_is_a_knob(server, tmp_path, monkeypatch):
+    monkeypatch.setenv("OKSTRA_TMUX_MIN_LEAD_WIDTH", "200")
+    done = backend(tmp_path).launch([spec(tmp_path, "w0", ["sleep", "30"])])
+    rows = server.panes()
+    assert rows[done[0].pane_id]["window"] != rows[server.lead]["window"] and rows[server.lead]["width"] == "240"
+
+
+def test_reclaiming_part_of_okstra_s_window_retiles_it(server, tmp_path, monkeypatch):
+    monkeypatch.setenv("OKSTRA_TMUX_MIN_LEAD_WIDTH", "239")
+    b = backend(tmp_path)
+    done = b.launch([spec(tmp_path, f"w{i}", ["sleep", "30"]) for i in range(4)])
+    b.close([done[1].pane_id])
+    window = server.panes()[done[0].pane_id]["window"]
+    layout = server.tmux("display-message", "-p", "-t", window, "#{window_layout}").strip()
+    server.tmux("select-layout", "-t", window, "tiled")
+    assert server.tmux("display-message", "-p", "-t", window, "#{window_layout}").strip() == layout
 
 
 def test_a_bad_pane_id_is_refused_before_anything_is_closed(server, tmp_path):

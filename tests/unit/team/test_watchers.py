@@ -70,3 +70,26 @@ def test_a_hand_broken_watchers_file_is_refused_with_exit_2_kind(project):
     run.layout.watchers.write_text('{"schemaVersion": "1.0", "watchers": [{"paneId": 3}]}')
     with pytest.raises(StateError, match="not a valid watchers document"):
         watchers.stop(run)
+
+
+def test_the_feed_turns_each_provider_event_into_one_line_and_follows_growth(tmp_path):
+    from okstra.team import watchers
+
+    log = tmp_path / "codex.log"
+    log.write_text(
+        '=== start\n{"type":"thread.started","thread_id":"t"}\n{"type":"item.completed","item":{"type":"command_execution","command":"pytest -q"}}\n{"type":"turn.comp'
+    )
+    lines: list[str] = []
+    rounds = iter([True, False])
+    watchers.follow(lambda: {"codex": (log, "codex-jsonl")}, lines.append, keep_going=lambda: next(rounds), clock=lambda: 0.0)
+    assert [line.split("  ", 1)[1] for line in lines] == [
+        "codex           log      === start  (tokens -)",
+        "codex           start    thread.started  (tokens -)",
+        "codex           tool     shell pytest -q  (tokens -)",
+    ]
+    # The half-written last line waits for its end; the feed keeps the tokens it last saw.
+    with log.open("a") as handle:
+        handle.write('leted","usage":{"input_tokens":1200,"output_tokens":34}}\n\n')
+    lines.clear()
+    watchers.follow(lambda: {"codex": (log, "codex-jsonl")}, lines.append, keep_going=lambda: False, clock=lambda: 0.0)
+    assert [line.split("  ", 1)[1] for line in lines][-1] == "codex           result   turn completed  (tokens 1,234)"

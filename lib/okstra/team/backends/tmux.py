@@ -1,18 +1,25 @@
-"""The `tmux-pane` backend: workers in real tmux panes beside the lead's (DESIGN §6).
+"""The `tmux-pane` backend: workers in real tmux panes (DESIGN §6).
 
-This module is the one place that knows tmux's command line. What it relies
-on (ecosystem.md §6, verified on tmux 3.3a):
+This module is the one place that knows tmux's command line. Manners first:
+the user's panes, windows and options are never changed, and the lead's pane
+never gets narrower than `OKSTRA_TMUX_MIN_LEAD_WIDTH` (default 100 columns).
 
+- Where panes go (`_place`): the first launch of a run puts a column beside
+  the lead when the lead keeps at least the minimum width and the column gets
+  a useful width (`MIN_WORKER_WIDTH`); the column holds as many panes as fit
+  `MIN_PANE_ROWS` rows each. Everything else, and every later launch (a
+  redispatch, a watcher), goes to okstra's own window of the run
+  (`@okstra-window`, tiled), created without stealing the session's current
+  window for longer than the call. The lead is split at most once per column.
+- Only okstra's own window gets pane-border titles (`pane-border-status`),
+  its own `remain-on-exit`; the lead's window keeps its options (its
+  `remain-on-exit` is switched on for the split and put back in the same call).
 - Several commands go in ONE client call, separated by a lone `;` argument.
   An error stops the rest of that call, so ids are checked against a fresh
-  `list-panes` before a batch of `kill-pane`s.
-- `split-window` without `-d` makes the new pane the target of the commands
-  that follow it in the same call, so a whole column of panes is created,
-  titled and tagged in one call; focus is given back at the end.
-- `remain-on-exit` is switched on for the lead's window before the first
-  split and on each new pane right after it, inside the same call, so a
-  worker that exits at once still leaves its pane and exit status; the
-  window's own value is then put back.
+  `list-panes` before a batch of `kill-pane`s. `split-window`/`new-window`
+  without `-d` make the new pane the target of the commands that follow in the
+  same call, so a pane is created, titled and tagged in one go (remain-on-exit
+  set before a fast worker can exit); focus is given back at the end.
 - Values are data: the pane command is `/bin/sh -c 'cd -- DIR && exec ARGV'`
   built with `shlex.join`; titles are format-expanded by tmux, so `#` is
   doubled; an argument ending in `;` would split the call, so it is escaped.
@@ -20,7 +27,8 @@ on (ecosystem.md §6, verified on tmux 3.3a):
   closed only by their recorded id, after checking the id still carries this
   run's tag (tmux reuses `%N` numbers across servers).
 - The lead's width before the first split is kept on the lead pane itself
-  (`@okstra-lead-width`) and given back once no okstra pane is left beside it.
+  (`@okstra-lead-width`) and given back once no okstra pane is left beside it;
+  after a close the okstra panes left are rebalanced (even column, tiled window).
 """
 
 from __future__ import annotations
@@ -41,9 +49,21 @@ TAG_RUN = "@okstra-run"
 TAG_WORKER = "@okstra-worker"
 TAG_KIND = "@okstra-kind"
 TAG_LEAD_WIDTH = "@okstra-lead-width"
+TAG_WINDOW = "@okstra-window"  # on okstra's own window of a run: the run id
+MIN_WORKER_WIDTH = 40  # a column narrower than this shows nothing useful: okstra's window instead
+MIN_PANE_ROWS = 5
 _NEW_PANE_FORMAT = "#{pane_id}\t#{pane_pid}"
 _LIST_FORMAT = "\t".join(
-    ["#{pane_id}", "#{window_id}", "#{" + TAG_RUN + "}", "#{" + TAG_KIND + "}", "#{" + TAG_LEAD_WIDTH + "}", "#{pane_dead}"]
+    [
+        "#{pane_id}",
+        "#{window_id}",
+        "#{" + TAG_RUN + "}",
+        "#{" + TAG_KIND + "}",
+        "#{" + TAG_LEAD_WIDTH + "}",
+        "#{pane_dead}",
+        "#{" + TAG_WINDOW + "}",
+        "#{pane_height}",
+    ]
 )
 
 
@@ -80,6 +100,35 @@ class PaneRow:
     kind: str
     lead_width: str
     dead: bool
+    window_run: str = ""  # the run whose okstra window this pane is in ("" elsewhere)
+    height: int = 0
+
+
+@dataclass(frozen=True)
+class LeadView:
+    """What launch needs to know about the lead's surroundings, read once."""
+
+    lead: str
+    window_id: str
+    session_id: str
+    width: int
+    height: int
+    recorded_width: str
+    active: str  # the lead window's active pane, given back focus at the end
+    current_window: str  # the session's current window, shown again at the end
+    window_remain: str  # the lead window's own remain-on-exit ("" = not set there)
+    column: bool  # okstra panes already sit in the lead's window
+    okstra_pane: str | None  # a pane of this run's okstra window, when it exists
+
+
+@dataclass(frozen=True)
+class Placement:
+    """How one pane is made: `head` creates it; `follows` = it continues from the pane made
+    just before it (an explicit `-t` is added when that pane came from an earlier call)."""
+
+    head: tuple[str, ...]
+    follows: bool
+    in_okstra_window: bool
 
 
 @dataclass
@@ -121,15 +170,22 @@ class TmuxBackend(Backend):
         rows: dict[str, PaneRow] = {}
         for line in done.stdout.splitlines():
             parts = line.split("\t")
-            if len(parts) == 6:
-                rows[parts[0]] = PaneRow(parts[0], parts[1], parts[2], parts[3], parts[4], parts[5] == "1")
+            if len(parts) == 8:
+                height = int(parts[7]) if parts[7].isdigit() else 0
+                rows[parts[0]] = PaneRow(parts[0], parts[1], parts[2], parts[3], parts[4], parts[5] == "1", parts[6], height)
         return rows
 
-    # -- launch ------------------------------------------------------------------------
+    # -- launch: look, place, build, run -------------------------------------------------
     def launch(self, specs: Sequence[LaunchSpec]) -> list[Launched]:
         if not specs:
             return []
-        lead = self.lead()
+        view = self._look(self.lead())
+        places = self._place(view, len(specs))
+        prelude, per_pane, restore = self._commands(view, specs, places)
+        return self._run_batches(specs, places, prelude, per_pane, restore, view.lead)
+
+    def _look(self, lead: str) -> LeadView:
+        """The lead's window, size and focus, and where okstra's panes already are (two calls)."""
         probe = self.call(
             [
                 [
@@ -137,7 +193,7 @@ class TmuxBackend(Backend):
                     "-p",
                     "-t",
                     lead,
-                    "#{window_id}\t#{session_id}\t#{pane_width}\t#{pane_height}\t#{window_height}\t#{" + TAG_LEAD_WIDTH + "}",
+                    "#{window_id}\t#{session_id}\t#{pane_width}\t#{pane_height}\t#{" + TAG_LEAD_WIDTH + "}",
                 ],
                 ["list-panes", "-t", lead, "-f", "#{pane_active}", "-F", "#{pane_id}"],
                 ["list-windows", "-t", lead, "-f", "#{window_active}", "-F", "#{window_id}"],
@@ -151,59 +207,99 @@ class TmuxBackend(Backend):
                 hint="check leadPaneId in the run manifest (or $TMUX_PANE) and OKSTRA_TMUX_SOCKET",
             )
         lines = probe.stdout.splitlines()
-        window_id, session_id, width, height, window_height, recorded_width = lines[0].split("\t")
-        active = lines[1] if len(lines) > 1 and lines[1] else lead
-        current_window = lines[2] if len(lines) > 2 and lines[2] else window_id
-        window_remain = lines[3] if len(lines) > 3 else ""
+        window_id, session_id, width, height, recorded_width = lines[0].split("\t")
+        rows = self.panes()
+        okstra_pane = next((r.pane_id for r in rows.values() if r.window_run == self.run_id), None)
+        return LeadView(
+            lead=lead,
+            window_id=window_id,
+            session_id=session_id,
+            width=int(width),
+            height=int(height),
+            recorded_width=recorded_width,
+            active=lines[1] if len(lines) > 1 and lines[1] else lead,
+            current_window=lines[2] if len(lines) > 2 and lines[2] else window_id,
+            window_remain=lines[3] if len(lines) > 3 else "",
+            column=any(r.window_id == window_id and r.run_id for r in rows.values()),
+            okstra_pane=okstra_pane,
+        )
 
-        prelude: list[list[str]] = [["set-option", "-w", "-t", lead, "remain-on-exit", "on"]]
-        if not recorded_width:
-            prelude.append(["set-option", "-p", "-t", lead, TAG_LEAD_WIDTH, width])
-        # A column beside the lead; what does not fit goes to extra windows of the session.
-        groups = _columns(len(specs), int(height), int(window_height))
+    def _place(self, view: LeadView, count: int) -> list[Placement]:
+        """Column beside the lead (first launch, when the lead keeps its minimum), else okstra's window."""
+        keep = max(settings.tmux_min_lead_width(), view.width // 2)
+        column_width = view.width - 1 - keep
+        beside = 0
+        if not view.column and column_width >= MIN_WORKER_WIDTH:
+            beside = min(count, max(1, (view.height + 1) // (MIN_PANE_ROWS + 1)))
+        places = []
+        rows = (view.height - (beside - 1)) // beside if beside else 0
+        remaining = view.height
+        for i in range(beside):
+            if i == 0:
+                head = ("split-window", "-h", "-l", str(column_width), "-t", view.lead)
+            else:
+                head = ("split-window", "-v", "-l", str(remaining - rows - 1))
+                remaining -= rows + 1
+            places.append(Placement(head, i > 0, False))
+        for i in range(count - beside):
+            if i == 0 and view.okstra_pane is None:
+                head = ("new-window", "-t", f"{view.session_id}:", "-n", f"okstra {self.run_id}")
+                places.append(Placement(head, False, True))
+            elif i == 0:
+                places.append(Placement(("split-window", "-t", view.okstra_pane), False, True))
+            else:
+                places.append(Placement(("split-window",), True, True))
+        return places
+
+    def _commands(
+        self, view: LeadView, specs: Sequence[LaunchSpec], places: Sequence[Placement]
+    ) -> tuple[list[list[str]], list[list[list[str]]], list[list[str]]]:
+        """(prelude, the commands of each pane, the restore that ends the last call)."""
+        lead = view.lead
+        in_column = any(not p.in_okstra_window for p in places)
+        prelude: list[list[str]] = []
+        if in_column:
+            prelude.append(["set-option", "-w", "-t", lead, "remain-on-exit", "on"])
+            if not view.recorded_width:
+                prelude.append(["set-option", "-p", "-t", lead, TAG_LEAD_WIDTH, str(view.width)])
         env_args = [arg for k, v in self.env.items() for arg in ("-e", f"{k}={v}")]
-        per_pane: list[tuple[list[str] | None, list[list[str]]]] = []  # (split of the previous pane, or None; commands)
-        index = 0
-        for g, (count, column_height) in enumerate(groups):
-            rows = (column_height - (count - 1)) // count
-            remaining = column_height
-            for i in range(count):
-                spec = specs[index]
-                index += 1
-                continues = None
-                if i == 0 and g == 0:
-                    head = ["split-window", "-h", "-t", lead]
-                elif i == 0:
-                    head = ["new-window", "-t", f"{session_id}:", "-n", f"okstra {self.run_id}"]
-                else:
-                    continues = ["split-window", "-v", "-l", str(remaining - rows - 1)]
-                    head = continues
-                    remaining -= rows + 1
-                tail = ["-P", "-F", _NEW_PANE_FORMAT, *env_args, *shell_command(spec.argv, spec.cwd)]
-                per_pane.append(
-                    (
-                        continues,
-                        [
-                            [*head, *tail],
-                            ["set-option", "-p", "remain-on-exit", "on"],
-                            ["set-option", "-p", TAG_RUN, self.run_id],
-                            ["set-option", "-p", TAG_WORKER, spec.worker_id],
-                            ["set-option", "-p", TAG_KIND, spec.kind],
-                            ["select-pane", "-T", format_literal(spec.title)],
-                        ],
-                    )
-                )
-        restore = [
-            ["set-option", "-w", "-t", lead, "remain-on-exit", window_remain]
-            if window_remain
-            else ["set-option", "-wu", "-t", lead, "remain-on-exit"],
-            ["select-pane", "-t", active],
-        ]
-        if len(groups) > 1:  # new windows became current: give the session its window back
-            restore.append(["select-window", "-t", current_window])
+        per_pane = []
+        for spec, place in zip(specs, places, strict=True):
+            commands = [
+                [*place.head, "-P", "-F", _NEW_PANE_FORMAT, *env_args, *shell_command(spec.argv, spec.cwd)],
+                ["set-option", "-p", "remain-on-exit", "on"],
+                ["set-option", "-p", TAG_RUN, self.run_id],
+                ["set-option", "-p", TAG_WORKER, spec.worker_id],
+                ["set-option", "-p", TAG_KIND, spec.kind],
+                ["select-pane", "-T", format_literal(spec.title)],
+            ]
+            if place.in_okstra_window:
+                if place.head[0] == "new-window":
+                    commands += _okstra_window_options(self.run_id)
+                commands.append(["select-layout", "tiled"])  # room for the next split, even panes
+            per_pane.append(commands)
+        restore: list[list[str]] = []
+        if in_column:
+            restore.append(
+                ["set-option", "-w", "-t", lead, "remain-on-exit", view.window_remain]
+                if view.window_remain
+                else ["set-option", "-wu", "-t", lead, "remain-on-exit"]
+            )
+        restore.append(["select-pane", "-t", view.active])
+        if any(p.in_okstra_window for p in places):  # a new window became current: show the user's again
+            restore.append(["select-window", "-t", view.current_window])
+        return prelude, per_pane, restore
 
-        # As few client calls as tmux's message size allows (usually one): a call that
-        # continues a column names the previous call's last pane as its target.
+    def _run_batches(
+        self,
+        specs: Sequence[LaunchSpec],
+        places: Sequence[Placement],
+        prelude: list[list[str]],
+        per_pane: list[list[list[str]]],
+        restore: list[list[str]],
+        lead: str,
+    ) -> list[Launched]:
+        """As few client calls as tmux's message size allows (usually one)."""
         launched: list[Launched] = []
         batch: list[list[str]] = list(prelude)
         batch_specs: list[LaunchSpec] = []
@@ -220,16 +316,18 @@ class TmuxBackend(Backend):
                 raise PartialLaunch(
                     f"tmux started {len(launched)} of {len(specs)} panes: {done.stderr.strip() or 'no answer'}",
                     launched,
-                    hint="the started panes are recorded; make room beside the lead pane and dispatch again",
+                    hint="the started panes are recorded; make room in the tmux window and dispatch again",
                 )
             batch, batch_specs, size = [], [], 0
 
-        for spec, (continues, commands) in zip(specs, per_pane, strict=True):
+        for spec, place, commands in zip(specs, places, per_pane, strict=True):
             cost = _size(commands)
             if batch_specs and size + cost > MAX_CALL_BYTES:
                 flush(final=False)
-            if not batch_specs and continues is not None and launched:
-                commands = [[*continues, "-t", launched[-1].pane_id or lead, *commands[0][len(continues) :]], *commands[1:]]
+            if not batch_specs and place.follows and launched:
+                # The pane this one continues from was made by an earlier call: name it.
+                head = list(place.head)
+                commands = [[*head, "-t", launched[-1].pane_id or lead, *commands[0][len(head) :]], *commands[1:]]
             batch += commands
             batch_specs.append(spec)
             size += cost
@@ -251,7 +349,7 @@ class TmuxBackend(Backend):
                 return Closed(tuple(mine), gone)
             commands = [["kill-pane", "-t", p] for p in mine]
             restore = self._restore_lead(rows, set(mine))
-            done = self.call(commands + restore, check=False)
+            done = self.call(commands + restore + self._rebalance(rows, set(mine)), check=False)
             if done.returncode == 0:
                 return Closed(tuple(mine), gone, lead_restored=bool(restore))
             # The kills come first in the call: when only the restore after them failed
@@ -277,20 +375,37 @@ class TmuxBackend(Backend):
             ["set-option", "-pu", "-t", lead, TAG_LEAD_WIDTH],
         ]
 
+    def _rebalance(self, rows: dict[str, PaneRow], closing: set[str]) -> list[list[str]]:
+        """After a close: okstra's windows tiled again, and the column beside the lead even.
+
+        Only okstra's panes are resized (in the lead's window, the column's heights among
+        themselves), so the user's panes keep their sizes."""
+        commands: list[list[str]] = []
+        windows = {r.window_id for r in rows.values() if r.window_run and r.pane_id in closing}
+        for window in sorted(windows):
+            if any(r.window_id == window and r.pane_id not in closing for r in rows.values()):
+                commands.append(["select-layout", "-t", window, "tiled"])
+        lead = self.lead_pane_id or os.environ.get("TMUX_PANE")
+        if lead in rows and any(rows[p].window_id == rows[lead].window_id for p in closing if p in rows):
+            column = [r for r in rows.values() if r.window_id == rows[lead].window_id and r.run_id and not r.window_run]
+            kept = [r for r in column if r.pane_id not in closing]
+            if kept and len(kept) < len(column):
+                total = sum(r.height for r in column) + len(column) - 1
+                each = (total - (len(kept) - 1)) // len(kept)
+                commands += [["resize-pane", "-t", r.pane_id, "-y", str(each)] for r in kept[:-1]]
+        return commands
+
+
+def _okstra_window_options(run_id: str) -> list[list[str]]:
+    """okstra's own window: tagged, its panes kept after exit, titles on the borders (only here)."""
+    return [
+        ["set-option", "-w", TAG_WINDOW, run_id],
+        ["set-option", "-w", "remain-on-exit", "on"],
+        ["set-option", "-w", "pane-border-status", "top"],
+        ["set-option", "-w", "pane-border-format", " #{pane_title} "],
+    ]
+
 
 def _size(commands: Sequence[Sequence[str]]) -> int:
     """Bytes of `commands` in tmux's message: each argument and its NUL, a `;` between commands."""
     return sum(len(tmux_arg(a).encode()) + 1 for c in commands for a in c) + 2 * len(commands)
-
-
-def _columns(count: int, lead_height: int, window_height: int) -> list[tuple[int, int]]:
-    """Split `count` panes into groups: (panes, height) for the lead's column, then extra windows."""
-    groups = []
-    height = lead_height
-    while count > 0:
-        fit = max(1, (height + 1) // 2)  # one row per pane plus one border row between panes
-        take = min(count, fit)
-        groups.append((take, height))
-        count -= take
-        height = window_height  # a new window: the whole pane area
-    return groups
