@@ -42,3 +42,41 @@ setup() {
   run pgrep -f "$OKSTRA_DEMO_DIR"
   assert_failure 1
 }
+
+@test "Ctrl-C during the demo tears its run down and leaves nothing running" {
+  # A real SIGINT to the demo's process group, as a terminal's Ctrl-C sends it, while
+  # worker-wait waits on a claude worker that hangs.
+  run python3 - "$REPO_ROOT/demo/run" "$OKSTRA_DEMO_DIR" <<'PY'
+import os, signal, subprocess, sys, time, json, glob
+demo, work = sys.argv[1], sys.argv[2]
+env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE")}
+env["OKSTRA_FAKE_MODE_CLAUDE"] = "hang"
+child = subprocess.Popen([demo], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+deadline = time.monotonic() + 240
+def running():
+    for path in glob.glob(f"{work}/project/.okstra/runs/*/team-state.json"):
+        try:
+            state = json.load(open(path))
+        except ValueError:
+            continue
+        if any(d["workerId"] == "claude" and d["status"] == "in-progress" and d.get("pid") for d in state["workerDispatches"]):
+            return path
+while not (state := running()):
+    assert time.monotonic() < deadline and child.poll() is None, "the demo never got its claude worker running"
+    time.sleep(0.2)
+time.sleep(1)
+os.killpg(child.pid, signal.SIGINT)
+err = child.communicate(timeout=120)[1].decode()
+print("exit", child.returncode)
+print("torn down" if "tearing the run down" in err else err[-2000:])
+statuses = {d["workerId"]: d["status"] for d in json.load(open(state))["workerDispatches"]}
+print(sorted(statuses.items()))
+PY
+  assert_success
+  assert_line --index 0 "exit 130"
+  assert_line --index 1 "torn down"
+  refute_line --partial "in-progress"
+  run pgrep -f "$OKSTRA_DEMO_DIR"
+  assert_failure 1
+}
