@@ -17,11 +17,15 @@ import re
 from typing import Any
 
 _LINK_PREFIXES = ("http://", "https://", "mailto:", "#")
-_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"})
 # Outside code spans, any of these may be Markdown: leave such text to the parser.
 _SPECIAL = re.compile(r"[*_\[\]!\\~\n\r\x00\f\v]|&(#|[A-Za-z0-9]+;)|<[^<>\s]*[:@][^<>\s]*>")
 _BLOCK_START = re.compile(r"[\s#>+*=|-]|[0-9]+[.)]")
 _CODE = re.compile(r"(?<!`)`([^`]+)`(?!`)")
+
+
+def _escape(text: str) -> str:
+    """The parser's escaping (`'` is left as is); chained replaces are the fastest in CPython."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
 
 
 def _safe_link(url: str) -> bool:
@@ -50,12 +54,12 @@ def _fast(text: str) -> str | None:
         code = match.group(1)
         if len(code) > 1 and code[0] == " " and code[-1] == " " and code.strip(" "):
             code = code[1:-1]
-        out += [plain.translate(_ESCAPES), "<code>", code.translate(_ESCAPES), "</code>"]
+        out += [_escape(plain), "<code>", _escape(code), "</code>"]
         last = match.end()
     rest = text[last:]
     if "`" in rest or _SPECIAL.search(rest):
         return None
-    out.append(rest.translate(_ESCAPES))
+    out.append(_escape(rest))
     return "<p>" + "".join(out) + "</p>\n"
 
 

@@ -199,8 +199,9 @@ def test_an_invalid_decision_is_refused_on_the_page_without_a_download(page):
 def test_a_script_in_a_finding_is_shown_as_text_and_never_runs(page):
     assert page.evaluate("window.__okstraPwned") is None
     assert page.dialogs == []
-    assert HOSTILE in page.locator("#finding-F2 h3").inner_text()
-    assert HOSTILE in page.locator("#finding-F2 .text").first.inner_text()
+    # text_content: findings far from the screen are not laid out (content-visibility), so innerText is empty
+    assert HOSTILE in page.locator("#finding-F2 h3").text_content()
+    assert HOSTILE in page.locator("#finding-F2 .text").first.text_content()
     assert page.locator("#finding-F2 script").count() == 0 and page.locator("#finding-F2 img").count() == 0
     assert page.locator("body script").count() == 3  # the metadata block, sidecar.js and the form's script
 
@@ -224,13 +225,13 @@ def test_control_characters_export_the_same_escapes_as_python(page):
 
 def test_markdown_renders_and_scripts_and_javascript_links_stay_inert_in_every_field(page):
     f3 = page.locator("#finding-F3")
-    assert f3.locator("strong").inner_text() == "bold" and f3.locator("code").inner_text() == "app.dispatch"
+    assert f3.locator("strong").text_content() == "bold" and f3.locator("code").text_content() == "app.dispatch"
     assert f3.locator("a").count() == 1 and f3.locator("a").get_attribute("href") == "https://example.com/x"
-    assert "[click me](javascript:window.__okstraPwned=3)" in f3.inner_text()
+    assert "[click me](javascript:window.__okstraPwned=3)" in f3.text_content()
     hrefs = page.eval_on_selector_all("a[href]", "links => links.map(a => a.getAttribute('href'))")
     assert hrefs and all(h.startswith(("https://", "#")) for h in hrefs), hrefs
     for where in ("#handoff", "#implementation-options", "#question-Q1", "#finding-F1"):
-        assert HOSTILE in page.locator(where).inner_text(), where
+        assert HOSTILE in page.locator(where).text_content(), where
         assert page.locator(f"{where} script, {where} img").count() == 0, where
     for text in page.locator("p:has-text('click me'), li:has-text('click me'), div.md:has-text('click me')").all():
         if text.is_visible():
