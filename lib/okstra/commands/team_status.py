@@ -26,6 +26,7 @@ def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
     parser.add_argument("--explain", metavar="WORKER")
     parser.add_argument("--max-idle", type=cli.seconds(), default=None, metavar="SECONDS")
     parser.add_argument("--launch-grace", type=cli.seconds(), default=None, metavar="SECONDS")
+    parser.add_argument("--idle-window", type=cli.seconds(), default=None, metavar="SECONDS")
     parser.add_argument("--json", action="store_true")
 
     def body() -> int:
@@ -37,6 +38,7 @@ def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
         limits = {
             "max_idle": args.max_idle or liveness.DEFAULT_MAX_IDLE,
             "launch_grace": args.launch_grace or liveness.DEFAULT_LAUNCH_GRACE,
+            "idle_window": args.idle_window or liveness.DEFAULT_IDLE_WINDOW,
         }
         if args.explain is not None:
             run.state().find(args.explain)  # an unknown worker: exit 2, naming the known ones

@@ -19,6 +19,7 @@ def add_selection(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--worker", action="append", default=[])
     parser.add_argument("--max-idle", type=cli.seconds(), default=None)
     parser.add_argument("--launch-grace", type=cli.seconds(), default=None)
+    parser.add_argument("--idle-window", type=cli.seconds(), default=None)
     parser.add_argument("--json", action="store_true")
 
 
@@ -53,6 +54,7 @@ def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
             selection,
             max_idle=args.max_idle or liveness.DEFAULT_MAX_IDLE,
             launch_grace=args.launch_grace or liveness.DEFAULT_LAUNCH_GRACE,
+            idle_window=args.idle_window or liveness.DEFAULT_IDLE_WINDOW,
         )
         healthy = all(h.healthy for h in healths)
         if args.json:

@@ -75,7 +75,7 @@ def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
             cli.say(PROG, f"{done.worker_id}: terminated by {signal.Signals(done.signal).name}")
             return cli.signalled(done.signal)
         if done.status == COMPLETED:
-            cli.say(PROG, f"{done.worker_id}: completed -> {done.result}")
+            cli.say(PROG, f"{done.worker_id}: completed -> {done.result} ({done.result_source})")
             return cli.EXIT_OK
         cli.say(PROG, f"{done.worker_id}: error: {done.reason}")
         return cli.EXIT_NO

@@ -58,6 +58,7 @@ def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
                 timeout=args.timeout or liveness.DEFAULT_TIMEOUT,
                 max_idle=args.max_idle or liveness.DEFAULT_MAX_IDLE,
                 launch_grace=args.launch_grace or liveness.DEFAULT_LAUNCH_GRACE,
+                idle_window=args.idle_window or liveness.DEFAULT_IDLE_WINDOW,
                 progress=line,
             )
         finally:

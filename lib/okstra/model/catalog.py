@@ -97,6 +97,10 @@ class Provider:
     usage_source: str
     runner: str
     estimate: EstimateRule = EstimateRule()
+    # The CLI's own knobs set in its environment (e.g. CLAUDE_CODE_MAX_RETRIES), and
+    # how its retry loop is bounded, in words (docs/DESIGN.md §5).
+    env: tuple[tuple[str, str], ...] = ()
+    retry_bound: str | None = None
 
     def model_ids(self) -> tuple[str, ...]:
         return tuple(m.id for m in self.models)
@@ -139,6 +143,8 @@ class Provider:
             "usageSource": self.usage_source,
             "runner": self.runner,
             "estimate": self.estimate.to_dict(),
+            **({"env": dict(self.env)} if self.env else {}),
+            **({"retryBound": self.retry_bound} if self.retry_bound else {}),
         }
 
 
@@ -180,6 +186,8 @@ def provider_from_dict(provider_id: str, raw: Mapping[str, Any]) -> Provider:
         estimate=EstimateRule(float(rule["charsPerToken"]), int(rule["contextTokens"]), int(rule["outputTokens"]))
         if isinstance(rule, Mapping)
         else EstimateRule(),
+        env=tuple((str(k), str(v)) for k, v in (raw.get("env") or {}).items()),
+        retry_bound=str(raw["retryBound"]) if raw.get("retryBound") else None,
     )
 
 

@@ -152,6 +152,11 @@ _FIELDS = {
     "finishedAt": "finished_at",
     "exitCode": "exit_code",
     "reason": "reason",
+    "cliModel": "cli_model",
+    "servedModel": "served_model",
+    "answerPath": "answer_path",
+    "lastActivityAt": "last_activity_at",
+    "lastEvent": "last_event",
 }
 
 
@@ -186,10 +191,28 @@ class Dispatch:
     scope_check: ScopeCheck | None = None
     estimate: Estimate | None = None
     failover_from: FailoverFrom | None = None
+    # What the provider CLI itself said (docs/DESIGN.md §5): the model value passed to its
+    # model flag, the model its output says served, where its final message went, when it
+    # last printed an event and what that was ("tool: Write …", "retry: …"), and the tool
+    # calls it was denied ({"tool", "target"} each).
+    cli_model: str | None = None
+    served_model: str | None = None
+    answer_path: str | None = None
+    last_activity_at: str | None = None
+    last_event: str | None = None
+    denials: tuple[Mapping[str, Any], ...] = ()
 
     @property
     def terminal(self) -> bool:
         return is_terminal(self.status)
+
+    @property
+    def model_mismatch(self) -> bool:
+        """The CLI says another model served than the one it was asked for (a context suffix like [1m] aside)."""
+        if not self.served_model:
+            return False
+        served = self.served_model.split("[", 1)[0]
+        return served not in {self.cli_model or self.model_id, self.model_id}
 
     @property
     def key(self) -> tuple[str, int]:
@@ -205,6 +228,7 @@ class Dispatch:
         for name, (attr, _) in _OPTIONAL.items():
             if getattr(self, attr) is not None:
                 out[name] = getattr(self, attr).to_dict()
+        out["denials"] = [dict(d) for d in self.denials]
         return out
 
     @classmethod
@@ -224,4 +248,5 @@ class Dispatch:
         for name, (attr, kind) in _OPTIONAL.items():
             if isinstance(raw.get(name), Mapping):
                 kwargs[attr] = kind.from_dict(raw[name])
-        return cls(**kwargs, usage=Usage.from_dict(usage) if isinstance(usage, Mapping) else None)
+        denials = tuple(dict(d) for d in raw.get("denials") or () if isinstance(d, Mapping))
+        return cls(**kwargs, usage=Usage.from_dict(usage) if isinstance(usage, Mapping) else None, denials=denials)

@@ -96,8 +96,20 @@ def skeleton(manifest: RunManifest, state: TeamState, *, owner: str, writer: Dis
         entry = {"provider": p.provider_display, "role": p.role, "model": p.model_display, "modelId": p.model_id}
         if p.role != roles.LEADER:
             entry = {"workerId": p.worker_id, **entry}
-        participants.append({**entry, "usage": _usage_of(ran)})
+        participants.append({**entry, "usage": _usage_of(ran), **_served_and_denied(ran)})
     return {"schemaVersion": "2.0", "header": header, "participants": participants}
+
+
+def _served_and_denied(dispatches: list[Dispatch]) -> dict[str, Any]:
+    """What the CLIs said beyond the answer (docs/DESIGN.md §5): another model than asked, denied writes."""
+    extra: dict[str, Any] = {}
+    mismatched = [d.served_model for d in dispatches if d.model_mismatch]
+    if mismatched:
+        extra["servedModel"] = mismatched[-1]
+    denied = [{"tool": str(x.get("tool")), "target": x.get("target")} for d in dispatches for x in d.denials]
+    if denied:
+        extra["deniedWrites"] = denied
+    return extra
 
 
 def _display(manifest: RunManifest, dispatch: Dispatch) -> str:

@@ -5,7 +5,13 @@ Unhealthy means one of:
 - the artifact idle longer than the max idle time,
 - the process gone (pid dead, a zombie, or the pid reused by another process:
   the recorded start time differs) while the record is not terminal,
-- a terminal status other than `completed`, or `completed` without a result.
+- a terminal status other than `completed`, or `completed` without a result,
+- **retrying**: the provider's last event is a retry (a 429 being retried for
+  minutes looks alive to the wrapper),
+- **stalled**: a streaming provider printed no event for the idle window
+  (default 180 s, apart from the launch grace): a hung request is seen long
+  before a wait's timeout. Both come from the provider's own events, which
+  worker-run writes into the heartbeat (`lastActivityAt`, `lastEvent`).
 
 **Every grace counts from the dispatch's own clock** — `startedAt`, or for a
 pending dispatch `dispatchedAt` — never from an artifact's modification time
@@ -22,6 +28,7 @@ exit code.
 from __future__ import annotations
 
 import functools
+import json
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -40,6 +47,7 @@ from okstra.team import inotify, processes
 
 DEFAULT_MAX_IDLE = 120.0
 DEFAULT_LAUNCH_GRACE = 30.0
+DEFAULT_IDLE_WINDOW = 180.0  # seconds a streaming provider may print no event before it counts as stalled
 DEFAULT_TIMEOUT = 1800.0
 REASSESS_EVERY = 1.0  # seconds between re-assessments while inotify is quiet
 CLOCK_SLACK = 1.0  # an artifact this much older than the clock still counts (coarse mtimes)
@@ -74,6 +82,9 @@ class Health:
     result_size: int | None = None
     result_mtime: str | None = None
     record_reason: str | None = None
+    last_activity_at: str | None = None  # the provider's last event (not the wrapper's beat)
+    last_event: str | None = None
+    provider_idle: float | None = None  # seconds since that event (or since the clock, before any)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -96,6 +107,9 @@ class Health:
                 "resultSize": self.result_size,
                 "resultMtime": self.result_mtime,
                 "recordReason": self.record_reason,
+                "lastActivityAt": self.last_activity_at,
+                "lastEvent": self.last_event,
+                "providerIdle": self.provider_idle,
             },
         }
 
@@ -124,7 +138,25 @@ def _resolved(root: Path, value: str) -> Path | None:
         return None
 
 
-def assess(dispatch: Dispatch, layout: RunLayout, now: float, max_idle: float, launch_grace: float) -> Health:
+def _beat_of(path: Path | None) -> dict[str, Any]:
+    """The heartbeat document worker-run writes ({} when absent or unreadable)."""
+    if path is None:
+        return {}
+    try:
+        doc = json.loads(path.read_bytes()[:65536])
+    except (OSError, ValueError):
+        return {}
+    return doc if isinstance(doc, dict) else {}
+
+
+def assess(
+    dispatch: Dispatch,
+    layout: RunLayout,
+    now: float,
+    max_idle: float,
+    launch_grace: float,
+    idle_window: float = DEFAULT_IDLE_WINDOW,
+) -> Health:
     """Judge one dispatch at wall-clock time `now` (seconds since the epoch)."""
     d = dispatch
     result = _inside(layout, d.result_path)
@@ -135,6 +167,12 @@ def assess(dispatch: Dispatch, layout: RunLayout, now: float, max_idle: float, l
     clock = parse_iso(clock_value)
     fresh_mtime = astat.st_mtime if astat is not None and (clock is None or astat.st_mtime >= clock - CLOCK_SLACK) else None
     alive = processes.matches(d.pid, d.pid_start_time) if d.pid else None
+    beat = _beat_of(_inside(layout, d.liveness_artifact)) if d.status == IN_PROGRESS and fresh_mtime is not None else {}
+    last = beat.get("lastEvent") if isinstance(beat.get("lastEvent"), dict) else None
+    last_at = beat.get("lastActivityAt") if isinstance(beat.get("lastActivityAt"), str) else d.last_activity_at
+    last_text = f"{last.get('kind')}: {last.get('text')}" if last else d.last_event
+    active = parse_iso(last_at)
+    provider_idle = now - max(active or clock, clock) if clock is not None and beat else None
     base = dict(
         worker_id=d.worker_id,
         attempt=d.attempt,
@@ -151,6 +189,9 @@ def assess(dispatch: Dispatch, layout: RunLayout, now: float, max_idle: float, l
         result_size=rstat.st_size if rstat else None,
         result_mtime=datetime.fromtimestamp(rstat.st_mtime).astimezone().isoformat(timespec="seconds") if rstat else None,
         record_reason=d.reason,
+        last_activity_at=last_at,
+        last_event=last_text,
+        provider_idle=_round(provider_idle),
     )
 
     def verdict(healthy: bool, reason: str, done: bool = False) -> Health:
@@ -185,6 +226,11 @@ def assess(dispatch: Dispatch, layout: RunLayout, now: float, max_idle: float, l
     idle = now - max(fresh_mtime, clock)
     if idle > max_idle:
         return verdict(False, f"liveness artifact idle for {idle:.0f} s (max idle {max_idle:g} s)")
+    if last is not None and last.get("kind") == "retry":
+        return verdict(False, f"retrying: {last.get('text')} (provider's last event {provider_idle or 0:.0f} s ago)")
+    if beat.get("streaming") and provider_idle is not None and provider_idle > idle_window:
+        since = f"last: {last_text}" if last_text else "none since " + clock_name
+        return verdict(False, f"stalled: no provider event for {provider_idle:.0f} s (idle window {idle_window:g} s; {since})")
     return verdict(True, f"{d.status}, artifact {max(0.0, now - fresh_mtime):.1f} s old")
 
 
@@ -215,13 +261,20 @@ def selection_of(run: Run, workers: Sequence[str]) -> Selection:
     return selection
 
 
-def probe(selection: Selection, *, max_idle: float, launch_grace: float, now: Callable[[], float] = time.time) -> list[Health]:
+def probe(
+    selection: Selection,
+    *,
+    max_idle: float,
+    launch_grace: float,
+    idle_window: float = DEFAULT_IDLE_WINDOW,
+    now: Callable[[], float] = time.time,
+) -> list[Health]:
     """Assess every selected dispatch; one that reads as dead is re-read once (it may have just finished)."""
-    found = [assess(d, selection.layout, now(), max_idle, launch_grace) for d in selection.load()]
+    found = [assess(d, selection.layout, now(), max_idle, launch_grace, idle_window) for d in selection.load()]
     if any(h.pid_alive is False and not h.healthy for h in found):
         # worker-run records the terminal status before it exits: a dead pid with a
         # non-terminal record read a moment ago may be a worker that just finished.
-        found = [assess(d, selection.layout, now(), max_idle, launch_grace) for d in selection.load()]
+        found = [assess(d, selection.layout, now(), max_idle, launch_grace, idle_window) for d in selection.load()]
     return found
 
 
@@ -272,6 +325,7 @@ def wait(
     timeout: float,
     max_idle: float,
     launch_grace: float,
+    idle_window: float = DEFAULT_IDLE_WINDOW,
     progress: Callable[[list[Health], float], None] | None = None,
 ) -> WaitOutcome:
     """Block until every selected worker is done, one is unhealthy or `timeout` passes.
@@ -300,7 +354,7 @@ def wait(
         tick = REASSESS_EVERY if watch.uses_inotify else inotify.FALLBACK_POLL
         started = time.monotonic()
         while True:
-            healths = probe(selection, max_idle=max_idle, launch_grace=launch_grace)
+            healths = probe(selection, max_idle=max_idle, launch_grace=launch_grace, idle_window=idle_window)
             waited = time.monotonic() - started
             if progress is not None:
                 progress(healths, waited)

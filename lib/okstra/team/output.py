@@ -63,7 +63,9 @@ _RATE_LIMIT = re.compile(
     r"rate[_ ]limit|usage limit|RESOURCE_EXHAUSTED|quota exceeded|too many requests|\b429\b|exhausted your capacity",
     re.IGNORECASE,
 )
-_RETRY_AFTER = re.compile(r"(?:try again in|retry after|retry-after:?|retry in)\s+([^.;,)\]]*\d[^.;,)\]]*)", re.IGNORECASE)
+_RETRY_AFTER = re.compile(
+    r"(?:try again in|retry after|retry-after:?|retry in|reset after)\s+([^.;,)\]]*\d[^.;,)\]]*)", re.IGNORECASE
+)
 # Lines every run of a CLI prints on stderr whatever happens: never a failure reason.
 _NOISE = re.compile(
     r"^(?:Reading additional input from stdin\.\.\.|Warning: 256-color support not detected.*|Ripgrep is not available.*)$"
@@ -109,7 +111,8 @@ class Outcome:
     message when it reported one; `rate_limited` when that failure is a quota
     or rate limit (`retry_after` what it said about waiting); `served_model`
     the model the CLI says served; `denials` the tool calls it was refused;
-    `note` why there is no answer, when that is known.
+    `note` why there is no answer, when that is known; `killed` the signal
+    the output shows the CLI was killed by (gemini exits 0 on SIGTERM).
     """
 
     answer: str | None
@@ -120,6 +123,7 @@ class Outcome:
     served_model: str | None = None
     denials: tuple[Denial, ...] = ()
     note: str | None = None
+    killed: str | None = None  # the signal the output shows the CLI died of, whatever its exit code
 
 
 def is_rate_limit(text: str | None) -> bool:
@@ -370,6 +374,11 @@ def parse_gemini(stdout: str, stderr: str = "", exit_code: int = 0) -> Outcome:
         return _gemini_error(reported["error"], None, None)
     init = next(_docs(stdout, _GEMINI_INIT), None)
     served = init.get("model") if init and isinstance(init.get("model"), str) else None
+    tail = stdout.strip().rsplit("\n", 1)[-1]
+    if exit_code == 0 and (not tail or _load(tail) is not None):  # observed: gemini exits 0, no result, on SIGTERM
+        return Outcome(
+            None, None, served_model=served, note="exited 0 without a result, as gemini does on SIGTERM", killed="SIGTERM"
+        )
     return Outcome(None, None, served_model=served, note=_why_no_answer(stdout, "gemini response"))
 
 
@@ -617,13 +626,13 @@ _EVENT_READERS = {
 }
 
 
-def parse_event(output_format: str, line: str | bytes, stream: str = "stdout") -> Event | None:
+def parse_event(output_format: str, line: str | bytes | bytearray, stream: str = "stdout") -> Event | None:
     """One line a provider printed (on `stream`, "stdout" or "stderr") as an `Event`; None for a blank line.
 
     Never raises on content: garbage, truncated JSON and undecodable bytes are a
     `log` event; known banners are `noise`; retry lines are `retry`.
     """
-    if isinstance(line, bytes):
+    if isinstance(line, (bytes, bytearray)):
         line = line.decode("utf-8", "backslashreplace")
     text = line.strip()
     if not text:
@@ -675,8 +684,9 @@ def signal_name(exit_code: int) -> str | None:
 def judge(outcome: Outcome, exit_code: int, stderr: str, *, killed_by: str | None = None) -> Verdict:
     """Turn a parsed output and the exit code into the dispatch's terminal verdict.
 
-    Reasons, first that applies: "terminated by SIG… (provider exited N)" when a
-    signal was forwarded (`killed_by`) or the exit code is 128+signal;
+    Reasons, first that applies: "terminated by SIG…" when okstra forwarded a
+    signal (`killed_by`), "terminated by SIG… (provider …)" when the output or
+    an exit code of 128+N shows the CLI was killed;
     "rate-limited: <provider text>[; retry after …]"; "provider exited N:
     <the provider's own error>"; "provider error: <message>"; "no answer in
     output (<why>)".
@@ -686,8 +696,10 @@ def judge(outcome: Outcome, exit_code: int, stderr: str, *, killed_by: str | Non
     limited_text = outcome.error if outcome.rate_limited else None
     if limited_text is None and exit_code != 0 and outcome.error is None and is_rate_limit(last):
         limited_text = _one_line(last)
-    if killed_by is not None:
-        return Verdict(False, f"terminated by {killed_by} (provider exited {exit_code})", None, usage, outcome)
+    if killed_by is not None:  # okstra forwarded the signal: the CLI's own exit code says nothing more
+        return Verdict(False, f"terminated by {killed_by}", None, usage, outcome)
+    if outcome.killed is not None:
+        return Verdict(False, f"terminated by {outcome.killed} (provider {outcome.note})", None, usage, outcome)
     if limited_text is not None:
         retry_after = outcome.retry_after or retry_after_of(limited_text)
         return Verdict(False, rate_limited_reason(limited_text, retry_after), None, usage, outcome)

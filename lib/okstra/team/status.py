@@ -32,6 +32,18 @@ class Row:
         cached = f" ({u.cached_tokens} cached)" if u.cached_tokens else ""
         return f"{u.input_tokens or 0} in / {u.output_tokens or 0} out{cached}"
 
+    def model(self) -> str:
+        """provider/model, and plainly the model that served when the CLI says it was another."""
+        d = self.dispatch
+        served = f" (SERVED BY {d.served_model})" if d.model_mismatch else ""
+        return f"{d.provider}/{d.model_id}{served}"
+
+    def denials(self) -> str:
+        found = self.dispatch.denials
+        if not found:
+            return "none"
+        return f"{len(found)}: " + ", ".join(f"{x.get('tool')} {x.get('target') or ''}".strip() for x in found)
+
     def to_dict(self) -> dict[str, Any]:
         d = self.dispatch
         return {
@@ -39,6 +51,9 @@ class Row:
             "role": d.role,
             "provider": d.provider,
             "modelId": d.model_id,
+            "servedModel": d.served_model,
+            "modelMismatch": d.model_mismatch,
+            "denials": [dict(x) for x in d.denials],
             "status": d.status,
             "attempt": d.attempt,
             "paneId": d.pane_id,
@@ -63,12 +78,13 @@ def table(
     all_attempts: bool = False,
     max_idle: float = liveness.DEFAULT_MAX_IDLE,
     launch_grace: float = liveness.DEFAULT_LAUNCH_GRACE,
+    idle_window: float = liveness.DEFAULT_IDLE_WINDOW,
     now: float | None = None,
 ) -> list[Row]:
     state = run.state()
     now = time.time() if now is None else now
     chosen = state.dispatches if all_attempts else state.latest()
-    return [Row(d, liveness.assess(d, run.layout, now, max_idle, launch_grace), age_of(d, now)) for d in chosen]
+    return [Row(d, liveness.assess(d, run.layout, now, max_idle, launch_grace, idle_window), age_of(d, now)) for d in chosen]
 
 
 def _age_text(seconds: float | None) -> str:
@@ -88,7 +104,7 @@ def render(rows: list[Row]) -> str:
         (
             r.dispatch.worker_id,
             r.dispatch.role,
-            f"{r.dispatch.provider}/{r.dispatch.model_id}",
+            r.model(),
             r.dispatch.status,
             str(r.dispatch.attempt),
             _age_text(r.age),
@@ -112,6 +128,7 @@ def explain(row: Row) -> str:
     pid = f"{d.pid} ({alive}{', start time ' + d.pid_start_time if d.pid_start_time else ''})" if d.pid else "-"
     lines = [
         ("worker", f"{d.worker_id} (attempt {d.attempt}, {d.role}, {d.provider}/{d.model_id})"),
+        ("served model", (d.served_model or "- (the CLI does not say)") + (" (NOT the asked model)" if d.model_mismatch else "")),
         ("status", f"{d.status} (recorded)"),
         ("verdict", ("healthy" if h.healthy else "unhealthy") + f": {h.reason}"),
         ("dispatchedAt", show(d.dispatched_at)),
@@ -128,6 +145,9 @@ def explain(row: Row) -> str:
             f"{show(d.result_path)}: " + (f"{h.result_size} bytes, {h.result_mtime}" if h.result_size is not None else "absent"),
         ),
         ("reason", show(d.reason)),
+        ("last event", f"{h.last_event} at {h.last_activity_at}" if h.last_event else "-"),
+        ("denied writes", row.denials()),
+        ("answer", show(d.answer_path)),
         ("tokens", row.tokens()),
     ]
     width = max(len(k) for k, _ in lines)

@@ -7,8 +7,19 @@ provider command in its own process group with stdin from /dev/null and the
 project root (or, in an isolated run, the implementer's own git worktree) as working
 directory, rewrites the heartbeat file every second
 while the child lives, tees the child's output to the dispatch log and to its
-own stdout, writes the answer atomically to the **recorded** result path,
-records token usage and the terminal status with exit code and reason.
+own stdout, and records token usage and the terminal status with exit code
+and reason.
+
+The provider's own events are read line by line as they arrive
+(`output.parse_event`): the heartbeat carries when the provider last printed
+an event and what it was, so a stalled or retrying CLI is seen while the
+wrapper's own heart still beats (docs/DESIGN.md §5).
+
+The result file is the worker's: one the worker wrote during the run is kept
+byte for byte. The CLI's final message goes to the answer file of the
+attempt and becomes the result only when the worker wrote none; neither is
+an `error` that says so. The record also keeps the model the CLI says served,
+the tool calls it was denied, and where the answer went.
 
 SIGTERM, SIGHUP and SIGINT are forwarded to the child's process group; after
 a short grace the group is killed (`processes.term_then_kill`), the record
@@ -65,12 +76,14 @@ class Plan:
     result_path: Path
     log_path: Path
     heartbeat_path: Path
-    answer_scratch: Path
+    answer_path: Path  # the CLI's final message (codex writes it through -o itself)
     evidence_dir: Path
+    cli_model: str
     workdir: Path | None = None  # the provider's working directory: the project, or the worker's worktree
     # Extra fields for the terminal record, computed just before it is written (the
     # scope verdict, DESIGN §10): nothing changes a dispatch after it is terminal.
     at_end: Callable[[], dict[str, Any]] | None = None
+    provider_env: tuple[tuple[str, str], ...] = ()
 
 
 def prepare(run: Run, worker_id: str, attempt: int | None = None) -> Plan:
@@ -99,24 +112,27 @@ def prepare(run: Run, worker_id: str, attempt: int | None = None) -> Plan:
     provider = catalog.load(root).provider(dispatch.provider)
     workdir = worktrees.tree_of(layout, worker_id) or root  # an isolated implementer runs in its own worktree
     model = provider.model(dispatch.model_id)
-    scratch = layout.answer_scratch_path(worker_id, dispatch.attempt)
+    answer_path = layout.answer_scratch_path(worker_id, dispatch.attempt)
     return Plan(
         layout=layout,
         team_state_path=state_path,
         dispatch=dispatch,
-        argv=provider.argv(model, prompt, scratch, workdir),
+        argv=provider.argv(model, prompt, answer_path, workdir),
         workdir=workdir,
         output_format=provider.output_format,
         result_path=result_path,
         log_path=log_path,
         heartbeat_path=layout.heartbeat_path(worker_id, dispatch.attempt),
-        answer_scratch=scratch,
+        answer_path=answer_path,
         evidence_dir=layout.evidence_dir(worker_id),
+        cli_model=model.cli_model,
+        provider_env=provider.env,
     )
 
 
 def child_env(plan: Plan, base: dict[str, str] | None = None) -> dict[str, str]:
     env = dict(os.environ if base is None else base)
+    env.update(dict(plan.provider_env))  # the CLI's own knobs, e.g. its retry bound
     env.update(
         {
             ENV_RUN_ID: plan.layout.run_id,
@@ -164,10 +180,52 @@ class _Signals:
         os.close(self.write_fd)
 
 
+class _Activity:
+    """The provider's own events, read line by line as its output arrives (docs/DESIGN.md §5)."""
+
+    MAX_LINE = 1 << 20  # a longer partial line is read as one event and dropped (a 100 MB line is no crash)
+
+    def __init__(self, output_format: str) -> None:
+        self.output_format = output_format
+        self.partial = {"stdout": bytearray(), "stderr": bytearray()}
+        self.at: str | None = None
+        self.last: output.Event | None = None
+
+    def feed(self, stream: str, chunk: bytes) -> None:
+        buf = self.partial[stream]
+        buf.extend(chunk)
+        if b"\n" not in chunk:
+            if len(buf) > self.MAX_LINE:
+                self._take(stream, bytes(buf[:4096]))
+                buf.clear()
+            return
+        *lines, rest = buf.split(b"\n")
+        for line in lines:
+            self._take(stream, line)
+        self.partial[stream] = bytearray(rest)
+
+    def flush(self) -> None:
+        for stream, buf in self.partial.items():
+            if buf:
+                self._take(stream, bytes(buf[:4096]))
+                buf.clear()
+
+    def _take(self, stream: str, line: bytes) -> None:
+        event = output.parse_event(self.output_format, line, stream)
+        if event is not None and event.activity:
+            self.at = now_iso()
+            self.last = event
+
+    @property
+    def described(self) -> str | None:
+        return f"{self.last.kind}: {self.last.text}" if self.last else None
+
+
 @dataclass
 class _Captured:
     stdout: bytearray
     stderr: bytearray
+    activity: _Activity
     returncode: int | None = None
 
 
@@ -193,7 +251,8 @@ def _stop_child(child: Any, signum: int) -> int:
     return code if code is not None else -signal.SIGKILL
 
 
-def _beat(plan: Plan, child_pid: int | None, out_bytes: int) -> None:
+def _beat(plan: Plan, child_pid: int | None, out_bytes: int, activity: _Activity | None = None) -> None:
+    last = activity.last if activity else None
     fsio.write_json(
         plan.heartbeat_path,
         {
@@ -203,6 +262,10 @@ def _beat(plan: Plan, child_pid: int | None, out_bytes: int) -> None:
             "childPid": child_pid,
             "beatAt": now_iso(),
             "outputBytes": out_bytes,
+            # The provider's own activity (not the wrapper's): liveness judges stalls and retries by it.
+            "streaming": plan.output_format in output.STREAMING,
+            "lastActivityAt": activity.at if activity else None,
+            "lastEvent": {"kind": last.kind, "text": last.text} if last else None,
         },
     )
 
@@ -238,8 +301,8 @@ def _pump(
     """Tee the child's output to the log (and `echo`) and beat the heart until both streams
     close, a signal arrives, or the child is gone DRAIN_GRACE while something else holds the pipes."""
     sel = selectors.DefaultSelector()
-    sel.register(fds[0], selectors.EVENT_READ, captured.stdout)
-    sel.register(fds[1], selectors.EVENT_READ, captured.stderr)
+    sel.register(fds[0], selectors.EVENT_READ, (captured.stdout, "stdout"))
+    sel.register(fds[1], selectors.EVENT_READ, (captured.stderr, "stderr"))
     sel.register(signals.read_fd, selectors.EVENT_READ, None)
     open_streams = 2
     next_beat = time.monotonic() + HEARTBEAT_EVERY
@@ -252,7 +315,7 @@ def _pump(
             if exited_at is not None and now - exited_at > DRAIN_GRACE:
                 break  # something else holds the pipes open; the child itself is gone
             if now >= next_beat:
-                _beat(plan, child.pid, len(captured.stdout) + len(captured.stderr))
+                _beat(plan, child.pid, len(captured.stdout) + len(captured.stderr), captured.activity)
                 next_beat = now + HEARTBEAT_EVERY
             timeout = max(0.0, min(next_beat - now, 0.25 if exited_at is not None else HEARTBEAT_EVERY))
             for key, _ in sel.select(timeout):
@@ -265,7 +328,9 @@ def _pump(
                     sel.unregister(key.fileobj)
                     open_streams -= 1
                     continue
-                key.data.extend(chunk)
+                buffer, stream = key.data
+                buffer.extend(chunk)
+                captured.activity.feed(stream, chunk)
                 log.write(chunk)
                 if echo is not None:
                     with contextlib.suppress(OSError, ValueError):
@@ -273,6 +338,7 @@ def _pump(
                         echo.flush()
     finally:
         sel.close()
+        captured.activity.flush()
 
 
 def _reap(child: Any, signals: _Signals) -> int:
@@ -288,7 +354,7 @@ def _reap(child: Any, signals: _Signals) -> int:
 
 def _supervise(plan: Plan, signals: _Signals, echo: BinaryIO | None) -> _Captured:
     """Run the child, tee its output, beat the heart; stop it when a signal arrives."""
-    captured = _Captured(bytearray(), bytearray())
+    captured = _Captured(bytearray(), bytearray(), _Activity(plan.output_format))
     plan.log_path.parent.mkdir(parents=True, exist_ok=True)
     # The log is a stream, not a document: appended as output arrives (the atomic
     # rule of fsio is for documents other processes read whole).
@@ -337,6 +403,12 @@ def _mark_started(plan: Plan) -> Dispatch:
             usage=None,
             child_pid=None,
             child_start_time=None,
+            cli_model=plan.cli_model,
+            served_model=None,
+            answer_path=None,
+            last_activity_at=None,
+            last_event=None,
+            denials=(),
         )
 
     return _set(plan, start)
@@ -350,7 +422,17 @@ class Finished:
     status: str  # COMPLETED or ERROR
     reason: str | None = None
     result: str | None = None  # project-relative, when completed
+    result_source: str | None = None  # "written by the worker" or "its final message", when completed
     signal: int | None = None  # the forwarded signal that stopped worker-run itself
+
+
+def _signature(path: Path) -> tuple[int, int, int] | None:
+    """What a file looks like now (None: absent or empty), to tell whether the worker wrote it."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns) if st.st_size else None
 
 
 def run(
@@ -367,8 +449,9 @@ def run(
         _mark_started(plan)
         _beat(plan, None, 0)
         with contextlib.suppress(FileNotFoundError):
-            plan.answer_scratch.unlink()
+            plan.answer_path.unlink()
         plan.evidence_dir.mkdir(parents=True, exist_ok=True)
+        result_before = _signature(plan.result_path)
         try:
             captured = _supervise(plan, signals, echo)
         except OkstraError as exc:  # e.g. the provider binary is not installed
@@ -376,42 +459,60 @@ def run(
             raise
         if signals.received is not None:
             name = signal.Signals(signals.received).name
-            _finish(
-                plan,
-                ERROR,
-                reason=f"terminated by {name}",
-                exit_code=_exit_code(captured.returncode) if captured.returncode is not None else None,
-            )
-            return Finished(worker_id, ERROR, reason=f"terminated by {name}", signal=signals.received)
-        return _conclude(plan, captured)
+            done = _conclude(plan, captured, result_before, killed_by=name)
+            return replace(done, signal=signals.received)
+        return _conclude(plan, captured, result_before)
 
 
-def _conclude(plan: Plan, captured: _Captured) -> Finished:
+def _conclude(plan: Plan, captured: _Captured, result_before: object, *, killed_by: str | None = None) -> Finished:
     code = _exit_code(captured.returncode if captured.returncode is not None else -signal.SIGKILL)
     stdout = captured.stdout.decode("utf-8", "backslashreplace")
     stderr = captured.stderr.decode("utf-8", "backslashreplace")
-    scratch = None
-    if plan.answer_scratch.exists():
+    answer_file_text = None
+    if plan.answer_path.exists():
         with contextlib.suppress(OSError, UnicodeDecodeError):
-            scratch = plan.answer_scratch.read_text(encoding="utf-8")
-    verdict = output.judge(output.parse(plan.output_format, stdout, stderr, code, scratch), code, stderr)
-    if verdict.completed and verdict.answer is not None:
-        text = verdict.answer if verdict.answer.endswith("\n") else verdict.answer + "\n"
-        fsio.atomic_write(plan.result_path, text)  # the result lands before the record says completed
-        _finish(plan, COMPLETED, reason=None, exit_code=code, usage=verdict.usage)
-        return Finished(plan.dispatch.worker_id, COMPLETED, result=plan.layout.relative(plan.result_path))
-    _finish(plan, ERROR, reason=verdict.reason, exit_code=code, usage=verdict.usage)
-    return Finished(plan.dispatch.worker_id, ERROR, reason=verdict.reason)
+            answer_file_text = plan.answer_path.read_text(encoding="utf-8")
+    outcome = output.parse(plan.output_format, stdout, stderr, code, answer_file_text)
+    verdict = output.judge(outcome, code, stderr, killed_by=killed_by)
+    # The result file is the worker's (docs/DESIGN.md §5): written during this run, it is kept as is.
+    worker_wrote = _signature(plan.result_path) not in (None, result_before)
+    answer_rel = None
+    if outcome.answer is not None and killed_by is None:
+        text = outcome.answer if outcome.answer.endswith("\n") else outcome.answer + "\n"
+        fsio.atomic_write(plan.answer_path, text)
+        answer_rel = plan.layout.relative(plan.answer_path)
+    facts = dict(
+        exit_code=code,
+        usage=verdict.usage,
+        served_model=outcome.served_model,
+        denials=tuple(d.to_dict() for d in outcome.denials),
+        answer_path=answer_rel,
+        last_activity_at=captured.activity.at,
+        last_event=captured.activity.described,
+    )
+    who = plan.dispatch.worker_id
+    no_answer_only = not verdict.completed and (verdict.reason or "").startswith(output.NO_ANSWER)
+    if killed_by is None and (verdict.completed or (no_answer_only and worker_wrote)):
+        if not worker_wrote:  # the final message becomes the result only when the worker wrote none
+            fsio.atomic_write(plan.result_path, fsio.read_text(plan.answer_path, what="answer file"))
+        _finish(plan, COMPLETED, reason=None, **facts)  # the result lands before the record says completed
+        source = "written by the worker" if worker_wrote else "its final message"
+        return Finished(who, COMPLETED, result=plan.layout.relative(plan.result_path), result_source=source)
+    reason = verdict.reason
+    if no_answer_only and killed_by is None:
+        reason = f"no result file and {reason}"
+    _finish(plan, ERROR, reason=reason, **facts)
+    return Finished(who, ERROR, reason=reason)
 
 
-def _finish(plan: Plan, status: str, *, reason: str | None, exit_code: int | None, usage: object = None) -> None:
+def _finish(plan: Plan, status: str, *, reason: str | None, exit_code: int | None, **facts: Any) -> None:
     extra = plan.at_end() if plan.at_end is not None else {}
     finished = now_iso()
 
     def done(d: Dispatch) -> Dispatch:
         if d.terminal:  # reclaimed or torn down meanwhile: their word stands
             return d
-        return d.evolve(status=status, finished_at=finished, exit_code=exit_code, reason=reason, usage=usage, **extra)
+        return d.evolve(status=status, finished_at=finished, exit_code=exit_code, reason=reason, **facts, **extra)
 
     _set(plan, done)
 

@@ -8,7 +8,7 @@ from okstra.core import errors, schemas
 from okstra.model import team_state
 from okstra.model.dispatch import COMPLETED, Usage
 from okstra.model.layout import for_project, open_run
-from okstra.report import draft
+from okstra.report import draft, render
 from okstra.run import bundle, rounds
 
 CONTENT = {
@@ -75,3 +75,24 @@ def test_no_report_writer_is_refused_unless_a_skeleton_is_asked(project):
         draft.draft(open_run(made.run_manifest_path))
     done = draft.draft(open_run(made.run_manifest_path), skeleton_only=True)
     assert done.document["header"]["reportAuthor"] == "Okstra lead"
+
+
+def test_participants_show_a_served_model_other_than_asked_and_denied_writes(project):
+    made, run = _run_with_writer(project, json.dumps(CONTENT))
+    d = team_state.load(run.team_state).find("codex", 1)
+    team_state.update_dispatch(
+        run.team_state,
+        "codex",
+        d.attempt,
+        lambda x: x.evolve(served_model="gpt-5.1-codex", denials=({"tool": "Write", "target": "/p/README.md"},)),
+    )
+    done = draft.draft(project, made.run_manifest_path, owner="Mina")
+    doc = json.loads(done.data_path.read_text())
+    assert schemas.problems("final-report-v2.0", doc) == []
+    by = {(p.get("workerId"), p["role"]): p for p in doc["participants"]}
+    codex = by[("codex", "analyst")]
+    assert codex["servedModel"] == "gpt-5.1-codex"
+    assert codex["deniedWrites"] == [{"tool": "Write", "target": "/p/README.md"}]
+    assert "servedModel" not in by[("claude", "analyst")] and "deniedWrites" not in by[("claude", "analyst")]
+    markdown = render.render_markdown(doc)
+    assert "`gpt-5-codex` **served by `gpt-5.1-codex`**" in markdown and "| 1: Write `/p/README.md` |" in markdown

@@ -9,9 +9,31 @@ from okstra.core.errors import InputError
 from okstra.run import catalog
 
 EXPECTED_COMMANDS = {
-    "claude": ["claude", "-p", "P", "--model", "M", "--output-format", "json", "--permission-mode", "acceptEdits"],
+    "claude": [
+        "claude",
+        "-p",
+        "P",
+        "--model",
+        "M",
+        "--output-format",
+        "stream-json",
+        "--verbose",
+        "--permission-mode",
+        "acceptEdits",
+    ],
     "codex": ["codex", "exec", "--skip-git-repo-check", "--json", "-s", "workspace-write", "-m", "M", "-o", "/r/a.md", "P"],
-    "antigravity": ["gemini", "-p", "P", "-m", "M", "--output-format", "json", "--approval-mode", "auto_edit", "--skip-trust"],
+    "antigravity": [
+        "gemini",
+        "-p",
+        "P",
+        "-m",
+        "M",
+        "--output-format",
+        "stream-json",
+        "--approval-mode",
+        "auto_edit",
+        "--skip-trust",
+    ],
     "grok": ["grok", "-p", "P", "-m", "M", "--output-format", "json", "--always-approve", "--no-auto-update"],
     "kimi": ["kimi", "-p", "P", "-m", "M", "--output-format", "stream-json"],
 }
@@ -55,6 +77,18 @@ def test_each_provider_runs_its_real_non_interactive_command_line(provider_id, t
     expected = [p.default.cli_model if a == "M" else a for a in EXPECTED_COMMANDS[provider_id]]
     assert argv == expected
     assert "--full-auto" not in argv
+
+
+def test_claude_retries_are_bounded_by_its_own_knob_and_every_provider_says_how():
+    cat = catalog.load()
+    assert dict(cat.provider("claude").env) == {"CLAUDE_CODE_MAX_RETRIES": "2"}
+    assert all(p.retry_bound for p in cat.providers)
+
+
+def test_a_config_env_outside_the_clis_own_knobs_is_refused(isolated_env, project):
+    _project(project, "providers:\n  claude:\n    env:\n      LD_PRELOAD: /tmp/x.so\n")
+    with pytest.raises(InputError):
+        catalog.load(project)
 
 
 def test_model_ids_differ_from_display_names_where_the_cli_says_so():

@@ -273,3 +273,64 @@ def test_a_sigkilled_worker_run_is_unhealthy_at_once(project):
     finally:
         if child:  # the orphaned provider: its own group, not killed with worker-run
             os.killpg(child, signal.SIGKILL)
+
+
+# -- observed failure 5: a hung or throttled provider, seen from its own events ------------
+
+
+def _run_in_background(layout, worker, **fake):
+    proc = subprocess.Popen(
+        [sys.executable, str(BIN / "worker-run"), "--run-manifest", str(layout.manifest), "--worker", worker],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=fakes_env(**fake),
+    )
+    end = time.monotonic() + 15
+    while time.monotonic() < end:
+        try:
+            if json.loads(layout.heartbeat_path(worker).read_text()).get("lastActivityAt"):
+                return proc
+        except (OSError, ValueError):
+            pass
+        time.sleep(0.05)
+    proc.kill()
+    raise AssertionError("the provider never reported an event")
+
+
+def _stop(proc):
+    proc.terminate()
+    proc.wait(timeout=15)
+
+
+def test_observed_5_a_provider_silent_for_the_idle_window_is_stalled_though_its_wrapper_beats(project):
+    layout, _ = make_run(project, ["codex"])
+    proc = _run_in_background(layout, "codex-analyst", OKSTRA_FAKE_MODE="stall")
+    try:
+        sel = liveness.select_run(str(layout.manifest), [], newest_only=False)
+        [h] = liveness.probe(sel, max_idle=120, launch_grace=30, idle_window=60)
+        assert h.healthy and h.last_activity_at
+        outcome = liveness.wait(sel, timeout=60, max_idle=120, launch_grace=30, idle_window=1)
+        [h] = outcome.healths
+        assert outcome.code == 1 and outcome.waited < 5
+        assert h.reason.startswith("stalled: no provider event for ") and "idle window 1 s" in h.reason
+        assert h.heartbeat_age is not None and h.heartbeat_age < 2  # the wrapper's own heart still beats
+    finally:
+        _stop(proc)
+
+
+@pytest.mark.parametrize("provider,worker", [("antigravity", "antigravity-analyst"), ("codex", "codex-analyst")])
+def test_observed_5_a_provider_retrying_a_limit_is_unhealthy_with_its_text(project, provider, worker):
+    layout, _ = make_run(project, [provider])
+    proc = _run_in_background(layout, worker, OKSTRA_FAKE_MODE="retrying", OKSTRA_FAKE_DELAY="3", OKSTRA_FAKE_RETRIES="10")
+    try:
+        sel = liveness.select_run(str(layout.manifest), [], newest_only=False)
+        end = time.monotonic() + 10
+        while time.monotonic() < end:
+            [h] = liveness.probe(sel, max_idle=120, launch_grace=30)
+            if not h.healthy:
+                break
+            time.sleep(0.1)
+        assert h.reason.startswith("retrying: "), h.reason
+        assert "429" in h.reason and h.to_dict()["evidence"]["lastEvent"].startswith("retry: ")
+    finally:
+        _stop(proc)

@@ -331,8 +331,9 @@ def test_gemini_401_names_the_error_not_a_brace():
 
 
 def test_a_forwarded_signal_is_named_whatever_the_exit_code():
-    verdict = output.judge(output.parse("gemini-json", "", "", 0), 0, "", killed_by="SIGTERM")
-    assert verdict.reason == "terminated by SIGTERM (provider exited 0)"
+    assert output.judge(output.parse("gemini-json", "", "", 0), 0, "", killed_by="SIGHUP").reason == "terminated by SIGHUP"
+    verdict = output.judge(output.parse("gemini-stream-json", "", "", 0), 0, "")
+    assert verdict.reason == "terminated by SIGTERM (provider exited 0 without a result, as gemini does on SIGTERM)"
     assert output.judge(output.parse("claude-json", "", "", 143), 143, "").reason == "terminated by SIGTERM (provider exited 143)"
 
 

@@ -82,3 +82,31 @@ def test_an_unknown_worker_is_exit_2_with_one_line(project, capsys):
     assert team_status.main(["--run-manifest", str(run.manifest_path), "--explain", "nobody"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "no dispatch for worker 'nobody'" in err[0]
+
+
+def test_a_served_model_other_than_the_asked_one_and_denied_writes_are_shown_plainly(project, capsys):
+    run = prepare(project, workers=("claude",), backend="cli-wrapper")
+    team_state.update_dispatch(
+        run.team_state_path,
+        "claude",
+        1,
+        lambda d: d.evolve(
+            status="completed",
+            cli_model=d.model_id,
+            served_model="claude-opus-4-8",
+            denials=({"tool": "Write", "target": "/p/README.md"},),
+            last_event="result: done",
+            last_activity_at="2026-11-30T12:01:29Z",
+        ),
+    )
+    assert team_status.main(["--run-manifest", str(run.manifest_path)]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("claude"))
+    assert "(SERVED BY claude-opus-4-8)" in row
+    assert team_status.main(["--run-manifest", str(run.manifest_path), "--explain", "claude"]) == 0
+    out = capsys.readouterr().out
+    assert "served model   claude-opus-4-8 (NOT the asked model)" in out
+    assert "denied writes  1: Write /p/README.md" in out
+    assert team_status.main(["--run-manifest", str(run.manifest_path), "--json"]) == 0
+    [worker] = json.loads(capsys.readouterr().out)["workers"]
+    assert worker["servedModel"] == "claude-opus-4-8" and worker["modelMismatch"] is True
+    assert worker["denials"] == [{"tool": "Write", "target": "/p/README.md"}]

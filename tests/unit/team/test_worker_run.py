@@ -136,7 +136,9 @@ def test_a_usage_limit_reads_rate_limited(project, provider):
     done = worker_run(layout, f"{provider}-analyst", env=fakes_env(OKSTRA_FAKE_MODE="rate-limit"))
     assert done.returncode == 1
     d = record(layout, f"{provider}-analyst")
-    assert (d.status, d.exit_code) == ("error", 1) and d.reason.startswith("rate-limited: ")
+    # gemini exits 173 after its 429 retries, the others 1 (as observed).
+    assert (d.status, d.exit_code) == ("error", 173 if provider == "antigravity" else 1)
+    assert d.reason.startswith("rate-limited: ")
     assert not layout.result_path(f"{provider}-analyst").exists()
 
 
@@ -151,7 +153,8 @@ def test_garbage_output_is_no_answer(project):
     layout, _ = make_run(project, ["antigravity"])
     assert worker_run(layout, "antigravity-analyst", env=fakes_env(OKSTRA_FAKE_MODE="garbage")).returncode == 1
     d = record(layout, "antigravity-analyst")
-    assert (d.status, d.exit_code) == ("error", 0) and d.reason.startswith("no answer in output (")
+    assert (d.status, d.exit_code) == ("error", 0)
+    assert d.reason == "no result file and no answer in output (55 bytes of stdout hold no gemini response)"
 
 
 def test_a_fast_worker_still_records_its_exit_status(project, tmp_path):
@@ -303,3 +306,121 @@ def test_attempt_2_runs_with_its_own_paths(project):
     second = record(layout, "claude-analyst", 2)
     assert second.status == "completed" and second.result_path.endswith("claude-analyst.attempt-2.md")
     assert layout.heartbeat_path("claude-analyst", 2).exists()
+
+
+# -- the six failures observed on the real CLIs (docs/DESIGN.md §5), on fakes that behave like them --
+
+
+@pytest.mark.parametrize("provider", ["claude", "codex", "antigravity"])
+def test_observed_1_a_result_the_worker_wrote_is_kept_byte_for_byte(project, provider):
+    layout, _ = make_run(project, [provider])
+    worker = f"{provider}-analyst"
+    written = "# My result\n\nkept exactly,   trailing spaces and no final newline"
+    done = worker_run(layout, worker, env=fakes_env(OKSTRA_FAKE_MODE="write-result", OKSTRA_FAKE_ANSWER=written))
+    assert done.returncode == 0, done.stderr
+    assert layout.result_path(worker).read_bytes() == written.encode()
+    d = record(layout, worker)
+    assert d.status == "completed" and d.answer_path
+    assert (project / d.answer_path).read_text().startswith("I wrote my result to ")
+
+
+def test_observed_1_without_a_worker_result_the_final_message_becomes_the_result(project):
+    layout, _ = make_run(project, ["claude"])
+    assert worker_run(layout, "claude-analyst", env=fakes_env(OKSTRA_FAKE_ANSWER="the answer")).returncode == 0
+    d = record(layout, "claude-analyst")
+    assert layout.result_path("claude-analyst").read_text() == "the answer\n"
+    assert (project / d.answer_path).read_text() == "the answer\n"
+
+
+def test_observed_2_codex_reconnects_then_an_answer_is_a_completed_run(project):
+    layout, _ = make_run(project, ["codex"])
+    done = worker_run(layout, "codex-analyst", env=fakes_env(OKSTRA_FAKE_MODE="retry-then-ok", OKSTRA_FAKE_RETRIES="3"))
+    assert done.returncode == 0, done.stderr
+    d = record(layout, "codex-analyst")
+    assert d.status == "completed" and d.reason is None and d.usage.output_tokens
+    assert "analysis" in layout.result_path("codex-analyst").read_text()
+
+
+def test_observed_3_a_codex_failure_reason_is_its_turn_failed_not_the_stdin_banner(project):
+    layout, _ = make_run(project, ["codex"])
+    assert worker_run(layout, "codex-analyst", env=fakes_env(OKSTRA_FAKE_MODE="server-error")).returncode == 1
+    d = record(layout, "codex-analyst")
+    assert d.reason.startswith("provider exited 1: exceeded retry limit, last status: 500 Internal Server Error")
+    assert "Reading additional input" not in d.reason
+
+
+@pytest.mark.parametrize(
+    "mode,exit_code,reason",
+    [
+        ("rate-limit", 173, "rate-limited: You have exhausted your capacity on this model. Your quota will reset after 41s."),
+        ("auth-error", 145, "provider exited 145: Request had invalid authentication credentials."),
+        ("server-error", 244, "provider exited 244: Internal error encountered."),
+    ],
+)
+def test_observed_3_gemini_errors_are_read_from_its_stderr_error_object(project, mode, exit_code, reason):
+    layout, _ = make_run(project, ["antigravity"])
+    assert worker_run(layout, "antigravity-analyst", env=fakes_env(OKSTRA_FAKE_MODE=mode)).returncode == 1
+    d = record(layout, "antigravity-analyst")
+    assert d.exit_code == exit_code and d.reason.startswith(reason), d.reason
+
+
+def test_observed_3_a_gemini_killed_by_sigterm_says_so_though_it_exits_0(project):
+    layout, _ = make_run(project, ["antigravity"])
+    proc = start_worker_run(layout, "antigravity-analyst", fakes_env(OKSTRA_FAKE_MODE="stall"))
+    try:
+        child = child_pid_of(layout, "antigravity-analyst")
+        os.kill(child, signal.SIGTERM)  # someone else stops the CLI (not worker-run)
+        assert proc.wait(timeout=15) == 1
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    d = record(layout, "antigravity-analyst")
+    assert d.exit_code == 0 and d.reason.startswith("terminated by SIGTERM"), d.reason
+
+
+@pytest.mark.parametrize(
+    "provider,model_id,served",
+    [("claude", "claude-opus-4-1", "claude-opus-4-8"), ("antigravity", "gemini-3-pro", "gemini-3.1-pro-preview")],
+)
+def test_observed_4_the_served_model_is_recorded_beside_the_asked_one(project, provider, model_id, served):
+    layout, _ = make_run(project, [{"provider": provider, "modelId": model_id}])
+    assert worker_run(layout, f"{provider}-analyst").returncode == 0
+    d = record(layout, f"{provider}-analyst")
+    assert (d.model_id, d.served_model, d.model_mismatch) == (model_id, served, True)
+
+
+def test_observed_4_a_served_model_equal_to_the_asked_one_is_no_mismatch(project):
+    layout, _ = make_run(project, [{"provider": "claude", "modelId": "claude-sonnet-4-5"}])
+    assert worker_run(layout, "claude-analyst").returncode == 0
+    d = record(layout, "claude-analyst")
+    assert (d.served_model, d.model_mismatch) == ("claude-sonnet-4-5", False)
+
+
+def test_observed_6_writes_a_hook_denied_are_recorded(project):
+    (project / "README.md").write_text("original\n")
+    deny = "echo 'okstra: writes outside the run are denied' >&2; exit 2"
+    settings = {"hooks": {"PreToolUse": [{"matcher": "Write|Edit", "hooks": [{"type": "command", "command": deny}]}]}}
+    (project / ".claude").mkdir()
+    (project / ".claude" / "settings.json").write_text(json.dumps(settings))
+    layout, _ = make_run(project, ["claude"])
+    assert worker_run(layout, "claude-analyst", env=fakes_env(OKSTRA_FAKE_MODE="denied-write")).returncode == 0
+    d = record(layout, "claude-analyst")
+    assert d.status == "completed"
+    assert d.denials == ({"tool": "Write", "target": str(project / "README.md")},)
+    assert (project / "README.md").read_text() == "original\n"
+
+
+def test_claude_runs_with_its_retry_loop_bounded(project, tmp_path):
+    layout, _ = make_run(project, ["claude"])
+    argv_log = tmp_path / "argv.jsonl"
+    assert worker_run(layout, "claude-analyst", env=fakes_env(OKSTRA_FAKE_ARGV_LOG=str(argv_log))).returncode == 0
+    call = json.loads(argv_log.read_text().splitlines()[0])
+    assert call["env"]["CLAUDE_CODE_MAX_RETRIES"] == "2"
+    assert call["argv"][call["argv"].index("--output-format") + 1] == "stream-json" and "--verbose" in call["argv"]
+
+
+def test_the_last_provider_event_is_recorded(project):
+    layout, _ = make_run(project, ["codex"])
+    assert worker_run(layout, "codex-analyst").returncode == 0
+    d = record(layout, "codex-analyst")
+    assert d.last_activity_at and d.last_event == "result: turn completed"
