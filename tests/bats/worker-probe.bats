@@ -67,7 +67,7 @@ wait_for_child() { # <worker>: print the provider's pid once worker-run started 
   OKSTRA_FAKE_MODE=rate-limit worker-run --run-manifest "$M" --worker claude >/dev/null 2>&1 || true
   run worker-probe --worker claude
   assert_failure 1
-  assert_output --regexp '^claude attempt 1: UNHEALTHY: ended error: rate-limited: API Error: 429 .*rate_limit_error'
+  assert_output --partial "claude attempt 1: UNHEALTHY: ended error: rate-limited: API Error: Request rejected (429)"
 }
 
 @test "an unknown worker or a bad number exits 2 with one line" {

@@ -100,3 +100,22 @@ set_field() { # <worker> <field> <json value>
   assert_failure 2
   [[ "$stderr" == "worker-run: --run-manifest: "*"is not a run manifest"* ]]
 }
+
+@test "a result the worker wrote itself is kept; its final message goes to the answer file" {
+  prepare claude
+  OKSTRA_FAKE_MODE=write-result run worker-run --run-manifest "$M" --worker claude
+  assert_success
+  assert_output --partial "(written by the worker)"
+  grep -q "Findings (analysis)" "$RUN_DIR/results/claude.md"
+  run grep -c "I wrote my result" "$RUN_DIR/results/claude.md"
+  [ "$output" = 0 ]
+  grep -q "I wrote my result to" "$PROJECT/$(field claude answerPath)"
+}
+
+@test "the model that served is recorded beside the asked one" {
+  render-bundle --task-key feature/demo --task-type analysis --workers antigravity >/dev/null
+  run worker-run --run-manifest "$M" --worker antigravity
+  assert_success
+  [ "$(field antigravity modelId)" = gemini-3-pro ]
+  [ "$(field antigravity servedModel)" = gemini-3.1-pro-preview ]
+}

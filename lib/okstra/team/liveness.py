@@ -336,7 +336,7 @@ def wait(
     chosen = check_waitable(selection)
     never = [d for d in chosen if d.status == PENDING and not d.dispatched_at and not d.started_at]
     if never:
-        healths = probe(selection, max_idle=max_idle, launch_grace=launch_grace)
+        healths = probe(selection, max_idle=max_idle, launch_grace=launch_grace, idle_window=idle_window)
         if any(not h.healthy for h in healths):
             return WaitOutcome(UNHEALTHY, healths, 0.0)
         names = ", ".join(d.worker_id if d.attempt == 1 else f"{d.worker_id} (attempt {d.attempt})" for d in never)
@@ -365,4 +365,7 @@ def wait(
             left = timeout - waited
             if left <= 0:
                 return WaitOutcome(TIMED_OUT, healths, waited)
-            watch.wait(min(tick, left))
+            # Wake when the first provider's idle window runs out, not up to a tick later.
+            stalls = [idle_window - h.provider_idle for h in healths if h.provider_idle is not None]
+            due = min((x for x in stalls if x > 0), default=tick) + 0.01
+            watch.wait(min(tick, left, due))

@@ -424,3 +424,25 @@ def test_the_last_provider_event_is_recorded(project):
     assert worker_run(layout, "codex-analyst").returncode == 0
     d = record(layout, "codex-analyst")
     assert d.last_activity_at and d.last_event == "result: turn completed"
+
+
+def test_a_flood_of_garbage_non_utf8_and_a_truncated_line_is_an_error_with_one_line(project, tmp_path):
+    loud = tmp_path / "loudbin"
+    loud.mkdir()
+    script = loud / "claude"
+    script.write_text(
+        "#!/usr/bin/env python3\nimport sys\nout = sys.stdout.buffer\n"
+        "for _ in range(20 * 1024):\n    out.write(b'\\xff\\xfe garbage }{ ' * 60 + b'\\n')\n"
+        'out.write(b\'x\' * (3 << 20))\nout.write(b\'\\n{"type": "result", "result": "cut off\')\n'
+    )
+    script.chmod(0o755)
+    layout, _ = make_run(project, ["claude"])
+    env = fakes_env()
+    env["PATH"] = f"{loud}{os.pathsep}{env['PATH']}"
+    argv = [sys.executable, str(BIN / "worker-run"), "--run-manifest", str(layout.manifest), "--worker", "claude-analyst"]
+    done = subprocess.run(argv, capture_output=True, env=env, timeout=120)  # bytes: the echo is not UTF-8
+    assert done.returncode == 1, done.stderr
+    d = record(layout, "claude-analyst")
+    assert d.status == "error" and d.exit_code == 0
+    assert d.reason == "no result file and no answer in output (stdout ends in a truncated JSON line)"
+    assert layout.log_path("claude-analyst").stat().st_size > 841 * 20 * 1024 + (3 << 20)  # nothing lost: the log has it all
