@@ -86,7 +86,7 @@ def test_participants_show_a_served_model_other_than_asked_and_denied_writes(pro
         d.attempt,
         lambda x: x.evolve(served_model="gpt-5.1-codex", denials=({"tool": "Write", "target": "/p/README.md"},)),
     )
-    done = draft.draft(project, made.run_manifest_path, owner="Mina")
+    done = draft.draft(open_run(made.run_manifest_path), owner="Mina")
     doc = json.loads(done.data_path.read_text())
     assert schemas.problems("final-report-v2.0", doc) == []
     by = {(p.get("workerId"), p["role"]): p for p in doc["participants"]}

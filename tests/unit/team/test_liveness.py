@@ -306,12 +306,12 @@ def test_observed_5_a_provider_silent_for_the_idle_window_is_stalled_though_its_
     layout, _ = make_run(project, ["codex"])
     proc = _run_in_background(layout, "codex-analyst", OKSTRA_FAKE_MODE="stall")
     try:
-        sel = liveness.select_run(str(layout.manifest), [])
+        sel = liveness.selection_of(open_run(str(layout.manifest)), [])
         [h] = liveness.probe(sel, max_idle=120, launch_grace=30, idle_window=60)
         assert h.healthy and h.last_activity_at
         outcome = liveness.wait(sel, timeout=60, max_idle=120, launch_grace=30, idle_window=1)
         [h] = outcome.healths
-        assert outcome.code == 1 and outcome.waited < 5
+        assert outcome.verdict == liveness.UNHEALTHY and outcome.waited < 5
         assert h.reason.startswith("stalled: no provider event for ") and "idle window 1 s" in h.reason
         assert h.heartbeat_age is not None and h.heartbeat_age < 2  # the wrapper's own heart still beats
     finally:
@@ -323,7 +323,7 @@ def test_observed_5_a_provider_retrying_a_limit_is_unhealthy_with_its_text(proje
     layout, _ = make_run(project, [provider])
     proc = _run_in_background(layout, worker, OKSTRA_FAKE_MODE="retrying", OKSTRA_FAKE_DELAY="3", OKSTRA_FAKE_RETRIES="10")
     try:
-        sel = liveness.select_run(str(layout.manifest), [])
+        sel = liveness.selection_of(open_run(str(layout.manifest)), [])
         end = time.monotonic() + 10
         while time.monotonic() < end:
             [h] = liveness.probe(sel, max_idle=120, launch_grace=30)
