@@ -107,5 +107,8 @@ def test_the_console_scripts_are_the_doors_and_no_bare_generic_name():
     import tomllib
 
     scripts = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]["scripts"]
-    assert scripts == {door.name: f"okstra.console:{door.name.replace('-', '_')}" for door in DOORS}
+    wanted = {door.name: f"okstra.console:{door.name.replace('-', '_')}" for door in DOORS}
+    missing = [f'{name} = "{target}"' for name, target in wanted.items() if scripts.get(name) != target]
+    assert not missing, f"add to pyproject.toml [project.scripts] (pip/pipx/uv installs): {'; '.join(missing)}"
+    assert scripts == wanted, "pyproject.toml [project.scripts] names a door that is gone"
     assert all(name == "okstra" or "-" in name for name in scripts), "a bare generic name would land on PATH"
