@@ -22,9 +22,9 @@ from typing import Any
 
 from okstra.core import cli, fsio
 from okstra.core.clock import now_iso
-from okstra.core.errors import ProblemsFound, RefusedError
+from okstra.core.errors import OkstraError, ProblemsFound, RefusedError
 from okstra.model import spend, team_state
-from okstra.model.dispatch import PENDING, Dispatch
+from okstra.model.dispatch import ERROR, PENDING, Dispatch
 from okstra.model.layout import Run, new_attempt
 from okstra.model.team_state import TeamState
 from okstra.team import processes
@@ -150,13 +150,40 @@ def dispatch(
     redispatch: Sequence[str] = (),
     budget: spend.Budget | None = None,
 ) -> Outcome:
+    """Check, estimate, claim, launch, record: each step below, in this order (DESIGN §6)."""
     state = run.state()
     backend = base.for_run(run)
-    for d in state.dispatches:  # a hand-edited pane id is refused before anything starts
+    _check_pane_ids(run, state, backend)
+    fresh = _fresh_attempts(run, state, redispatch)
+    pending = select(state, round_name=round_name, workers=workers) if (workers or not redispatch or round_name) else []
+    pending = [d for d in pending if d.worker_id not in {p.worker_id for p, _ in fresh}]
+    # The prompt contract, for the whole round (one catalog load), before anything is written or started.
+    texts = check_prompts(run, [*pending, *(p for p, _ in fresh)])
+    estimates = _estimates(run, state, [*pending, *(n for _, n in fresh)], texts, budget)  # before any write
+    _add_attempts(run, fresh, texts)
+    outcome = Outcome(run.manifest.run_id, backend.name)
+    dispatched_at = now_iso()
+    todo = _claim(run, pending + [n for _, n in fresh], dispatched_at)
+    if not todo:
+        return outcome
+    from okstra.team import worktrees
+
+    worktrees.prepare(run.layout, [(d.worker_id, d.role) for d in todo], _stage_base(run))
+    launched = _launch(run, backend, todo, dispatched_at, estimates)
+    outcome.dispatched = [Dispatched(x.spec.worker_id, x.spec.attempt, x.pane_id, x.pid) for x in launched]
+    return outcome
+
+
+def _check_pane_ids(run: Run, state: TeamState, backend) -> None:
+    """A hand-edited pane id is refused before anything starts."""
+    for d in state.dispatches:
         if d.pane_id is not None and backend.has_panes:
             backend.check_pane_id(d.pane_id, f"{run.team_state_path}: {d.worker_id} attempt {d.attempt} paneId")
 
-    fresh: list[tuple[Dispatch, Dispatch]] = []  # (previous terminal attempt, new attempt)
+
+def _fresh_attempts(run: Run, state: TeamState, redispatch: Sequence[str]) -> list[tuple[Dispatch, Dispatch]]:
+    """(previous terminal attempt, new attempt) for each --redispatch worker."""
+    fresh: list[tuple[Dispatch, Dispatch]] = []
     for worker_id in dict.fromkeys(redispatch):
         previous = state.find(worker_id)
         if not previous.terminal:
@@ -165,34 +192,51 @@ def dispatch(
                 hint="wait for it, or run team-teardown, before dispatching it again",
             )
         fresh.append((previous, next_attempt(run, previous)))
-    pending = select(state, round_name=round_name, workers=workers) if (workers or not redispatch or round_name) else []
-    pending = [d for d in pending if d.worker_id not in {p.worker_id for p, _ in fresh}]
+    return fresh
 
-    # The prompt contract, for the whole round (one catalog load), before anything is written or started.
-    texts = check_prompts(run, [*pending, *(p for p, _ in fresh)])
-    estimates = _estimates(run, state, [*pending, *(n for _, n in fresh)], texts, budget)  # before any write
+
+def _add_attempts(run: Run, fresh: list[tuple[Dispatch, Dispatch]], texts: dict[str, str]) -> None:
+    """Copy each re-dispatched prompt to its new path and add the new attempts to the team state."""
     for previous, new in fresh:
         target = run.resolve(new.prompt_path or "", "new promptPath")
         fsio.atomic_write(target, texts[previous.worker_id])
+    if not fresh:
+        return
 
-    if fresh:
+    def add(current: TeamState) -> TeamState:
+        known = {d.key for d in current.dispatches}
+        for _, new in fresh:
+            if new.key in known:
+                raise RefusedError(f"--redispatch {new.worker_id}: attempt {new.attempt} already exists")
+        return TeamState(current.run_id, current.dispatches + tuple(n for _, n in fresh))
 
-        def add(current: TeamState) -> TeamState:
-            known = {d.key for d in current.dispatches}
-            for _, new in fresh:
-                if new.key in known:
-                    raise RefusedError(f"--redispatch {new.worker_id}: attempt {new.attempt} already exists")
-            return TeamState(current.run_id, current.dispatches + tuple(n for _, n in fresh))
+    team_state.update(run.team_state_path, add)
 
-        team_state.update(run.team_state_path, add)
 
-    todo = pending + [n for _, n in fresh]
-    outcome = Outcome(run.manifest.run_id, backend.name)
-    if not todo:
-        return outcome
-    from okstra.team import worktrees
+def _claim(run: Run, todo: Sequence[Dispatch], claimed_at: str) -> list[Dispatch]:
+    """Under the team-state lock, take each dispatch that is still pending and unclaimed by
+    stamping its dispatchedAt; return those this call took. Two team-dispatch calls at
+    once therefore launch each worker exactly once (DESIGN §6)."""
+    wanted = {d.key for d in todo}
+    taken: list[Dispatch] = []
 
-    worktrees.prepare(run.layout, [(d.worker_id, d.role) for d in todo], _stage_base(run))
+    def change(current: TeamState) -> TeamState:
+        out = []
+        for d in current.dispatches:
+            if d.key in wanted and d.status == PENDING and d.dispatched_at is None:
+                d = d.evolve(dispatched_at=claimed_at)
+                taken.append(d)
+            out.append(d)
+        return TeamState(current.run_id, tuple(out))
+
+    if wanted:
+        team_state.update(run.team_state_path, change)
+    return taken
+
+
+def _launch(run: Run, backend, todo: Sequence[Dispatch], dispatched_at: str, estimates: dict) -> list[Launched]:
+    """Launch the claimed dispatches in one batch and record what started; a dispatch that
+    could not start is recorded `error` with the reason, never left claimed and pending."""
     specs = [
         LaunchSpec(
             worker_id=d.worker_id,
@@ -204,15 +248,33 @@ def dispatch(
         )
         for d in todo
     ]
-    dispatched_at = now_iso()
     try:
-        launched = backend.launch(specs)
+        launched = list(backend.launch(specs))
     except PartialLaunch as exc:
         _record(run, exc.launched, dispatched_at, estimates)
+        _not_started(run, todo, exc.launched, str(exc))
+        raise
+    except (OSError, OkstraError) as exc:
+        _not_started(run, todo, [], str(exc))
         raise
     _record(run, launched, dispatched_at, estimates)
-    outcome.dispatched = [Dispatched(x.spec.worker_id, x.spec.attempt, x.pane_id, x.pid) for x in launched]
-    return outcome
+    return launched
+
+
+def _not_started(run: Run, todo: Sequence[Dispatch], launched: Sequence[Launched], why: str) -> None:
+    started = {(x.spec.worker_id, x.spec.attempt) for x in launched}
+    failed = {d.key for d in todo if d.key not in started}
+
+    def change(current: TeamState) -> TeamState:
+        out = []
+        for d in current.dispatches:
+            if d.key in failed and d.status == PENDING:
+                d = d.evolve(status=ERROR, reason=f"could not start: {' '.join(why.split())}", finished_at=now_iso())
+            out.append(d)
+        return TeamState(current.run_id, tuple(out))
+
+    if failed:
+        team_state.update(run.team_state_path, change)
 
 
 def _estimates(run: Run, state: TeamState, todo: Sequence[Dispatch], texts: dict[str, str], budget: spend.Budget | None) -> dict:

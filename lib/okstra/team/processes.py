@@ -158,3 +158,65 @@ def stop(targets: Mapping[int, str | None], grace: float) -> tuple[list[int], li
     signalled = alive(targets)
     term_then_kill(lambda sig: signal_targets(targets, sig), lambda: bool(alive(targets)), grace=grace)
     return signalled, alive(targets)
+
+
+# -- a worker's own descendants (DESIGN §6) -------------------------------------------
+
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def become_subreaper() -> bool:
+    """Make this process a child subreaper (Linux prctl): an orphaned descendant (a
+    provider's `setsid` helper whose parent exited) is re-parented to us instead of to
+    init, so it stays ours to stop. False where prctl is unavailable."""
+    try:
+        import ctypes
+
+        return ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def own_descendants() -> list[int]:
+    """Every live (not zombie) descendant of this process."""
+    tree = children()
+    found: list[int] = []
+    todo = list(tree.get(os.getpid(), []))
+    while todo:
+        pid = todo.pop()
+        fields = stat_fields(pid)
+        if fields is not None and fields[0] != "Z":
+            found.append(pid)
+        todo.extend(tree.get(pid, []))
+    return found
+
+
+def _reap() -> None:
+    """Collect exited children (zombies re-parented to us) without blocking."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def stop_own_descendants(grace: float) -> list[int]:
+    """TERM every descendant, wait up to `grace`, KILL what is left, reap; the pids signalled."""
+    first = own_descendants()
+    if not first:
+        _reap()
+        return []
+
+    def send(sig: int) -> None:
+        for pid in own_descendants():
+            _send(os.kill, pid, sig)
+
+    def left() -> bool:
+        _reap()
+        return bool(own_descendants())
+
+    term_then_kill(send, left, grace=grace)
+    _reap()
+    return first

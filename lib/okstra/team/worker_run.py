@@ -44,7 +44,7 @@ from typing import Any, BinaryIO
 
 from okstra.core import fsio, paths, proc
 from okstra.core.clock import now_iso
-from okstra.core.errors import OkstraError, RefusedError
+from okstra.core.errors import OkstraError, RefusedError, StateError
 from okstra.model import team_state
 from okstra.model.dispatch import COMPLETED, ERROR, IN_PROGRESS, Dispatch
 from okstra.model.layout import Run, RunLayout
@@ -99,12 +99,20 @@ def prepare(run: Run, worker_id: str, attempt: int | None = None) -> Plan:
         raise RefusedError(f"{where} is already running as pid {dispatch.pid}")
     if not dispatch.result_path:
         raise RefusedError(f"{where} has no recorded resultPath", hint="re-dispatch it so the record names its result file")
-    result_path = paths.resolve_inside(root, dispatch.result_path, source=f"{state_path}: {where} resultPath")
+    result_path = _own_file(
+        paths.resolve_inside(root, dispatch.result_path, source=f"{state_path}: {where} resultPath"),
+        layout.results_dir,
+        f"{state_path}: {where} resultPath",
+    )
     if not dispatch.prompt_path:
         raise RefusedError(f"{where} has no recorded promptPath")
     prompt_path = paths.resolve_inside(root, dispatch.prompt_path, source=f"{state_path}: {where} promptPath")
     log_path = (
-        paths.resolve_inside(root, dispatch.log_path, source=f"{state_path}: {where} logPath")
+        _own_file(
+            paths.resolve_inside(root, dispatch.log_path, source=f"{state_path}: {where} logPath"),
+            layout.logs_dir,
+            f"{state_path}: {where} logPath",
+        )
         if dispatch.log_path
         else layout.log_path(worker_id, dispatch.attempt)
     )
@@ -128,6 +136,15 @@ def prepare(run: Run, worker_id: str, attempt: int | None = None) -> Plan:
         cli_model=model.cli_model,
         provider_env=provider.env,
     )
+
+
+def _own_file(path: Path, folder: Path, source: str) -> Path:
+    """worker-run writes only inside its run's folder, whatever the team state says: a
+    resultPath or logPath elsewhere (a sidecar, a state file) is refused (DESIGN §10)."""
+    real, inside = path.resolve(), folder.resolve()
+    if inside not in real.parents:
+        raise StateError(f"{source}: {path} is outside {inside}", hint="okstra writes it there; re-dispatch the worker")
+    return path
 
 
 def child_env(plan: Plan, base: dict[str, str] | None = None) -> dict[str, str]:
@@ -445,6 +462,14 @@ def run(
 ) -> Finished:
     """Run one dispatch to its terminal status and say how it ended."""
     plan = replace(prepare(handle, worker_id, attempt), at_end=at_end)
+    processes.become_subreaper()  # a setsid grandchild stays ours, so we can stop it (DESIGN §6)
+    try:
+        return _run(plan, worker_id, echo)
+    finally:
+        processes.stop_own_descendants(KILL_GRACE)
+
+
+def _run(plan: Plan, worker_id: str, echo: BinaryIO | None) -> Finished:
     with _Signals() as signals:
         _mark_started(plan)
         _beat(plan, None, 0)
@@ -461,7 +486,12 @@ def run(
             name = signal.Signals(signals.received).name
             done = _conclude(plan, captured, result_before, killed_by=name)
             return replace(done, signal=signals.received)
-        return _conclude(plan, captured, result_before)
+        try:
+            return _conclude(plan, captured, result_before)
+        except (OSError, OkstraError) as exc:  # e.g. disk full writing the result: never left in-progress
+            with contextlib.suppress(OSError, OkstraError):
+                _finish(plan, ERROR, reason=f"could not record the result: {exc}", exit_code=None)
+            raise
 
 
 def _conclude(plan: Plan, captured: _Captured, result_before: object, *, killed_by: str | None = None) -> Finished:
