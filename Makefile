@@ -11,7 +11,7 @@ RESULTS := build/test-results
 export BATS_LIB_PATH := $(CURDIR)/.deps/node_modules
 FILE ?=
 
-.PHONY: help deps test test-unit test-bats lint install uninstall bench demo clean
+.PHONY: help deps test test-unit test-bats lint install uninstall bench hostile demo clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -47,6 +47,9 @@ uninstall: ## remove what install put into PREFIX
 
 bench: deps ## measure the DESIGN §13 budgets, printed as a table
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) tests/bench/run.py
+
+hostile: deps ## the hostile corpus (guard bypasses, exit 70s, orphans, torn files); QUICK=1 for a subset
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) tests/hostile/corpus.py $(if $(QUICK),--quick,)
 
 demo: ## one full run end to end on fake provider CLIs (DESIGN §12)
 	@if [ -x demo/run ]; then demo/run; else echo "make demo: not yet available (the main-job issue adds it)" >&2; exit 2; fi

@@ -115,6 +115,11 @@ def read_text(path: Path, *, what: str = "file") -> str:
         raise InputError(f"{path}: cannot read: {exc.strerror}") from None
 
 
+def read_bytes(path: Path) -> bytes:
+    """The bytes of a regular file (a FIFO or device is refused without blocking on it)."""
+    return _read_regular(Path(path))
+
+
 def _read_regular(path: Path) -> bytes:
     """The bytes of a regular file; a FIFO or device is refused without blocking on it."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)

@@ -39,7 +39,7 @@ _WHY_FORBIDDEN = {
 def load(path: Path) -> tuple[bytes, Any]:
     """The raw bytes and the parsed JSON of a report data file (exit 2 when unreadable or not JSON)."""
     try:
-        raw = Path(path).read_bytes()
+        raw = fsio.read_bytes(Path(path))  # never blocks on a FIFO (DESIGN §14)
     except FileNotFoundError:
         raise InputError(f"{path}: no such report data file", hint="check the path") from None
     except IsADirectoryError:

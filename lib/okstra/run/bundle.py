@@ -207,6 +207,7 @@ def render(project_root: Path, request: BundleRequest, *, catalog: Catalog | Non
         run_manifest_path=rel(run.manifest),
         phase=PHASE,
         stage=approved,
+        allowed_commands=config.allowed_commands(root, approved.number if approved else None),
     )
     manifest = RunManifest(
         run_id=run_id,

@@ -60,6 +60,12 @@ KEYS: dict[str, Key] = {
         Key("providers", "provider catalog overrides (edit the file)", settable=False),
         Key("budget-usd", "spend budget of each new run in USD (render-bundle --budget-usd wins)"),
         Key("failover", "per role, providers to fail over to on a rate limit (edit the file)", settable=False),
+        Key(
+            "allowed-commands",
+            "Bash commands the write-guard allows during a run, Claude Code style ('make test', "
+            "'npm run build:*'); a list, or {all: [...], stage-N: [...]} (edit the file)",
+            settable=False,
+        ),
     )
 }
 DEFAULTS: dict[str, str] = {"backend": "cli-wrapper"}
@@ -83,6 +89,8 @@ def check_value(name: str, value: Any, *, source: str) -> Any:
         return value
     if name == "failover":
         return check_failover(value, source)
+    if name == "allowed-commands":
+        return _allowed_commands(value, source)
     if not isinstance(value, str) or not value.strip():
         raise InputError(f"{source}: {name} must be a non-empty string, got {value!r}")
     text = value.strip()
@@ -144,6 +152,38 @@ def check_failover(value: Any, source: str) -> dict[str, list[str]]:
             raise InputError(f"{source}: failover.{role} names a provider twice")
         out[str(role)] = list(providers)
     return out
+
+
+def _allowed_commands(value: Any, source: str) -> dict[str, list[str]]:
+    """{"all": [...], "stage-N": [...]}: each entry one command line (no newline, NUL or `:*`
+    anywhere but the end, which is Claude Code's prefix marker)."""
+    groups = {"all": value} if isinstance(value, list) else value
+    if not isinstance(groups, Mapping):
+        raise InputError(f"{source}: allowed-commands must be a list of commands or a mapping all/stage-N -> list")
+    out: dict[str, list[str]] = {}
+    for group, entries in groups.items():
+        if group != "all" and not re.fullmatch(r"stage-[1-9][0-9]*", str(group)):
+            raise InputError(f"{source}: allowed-commands group {group!r} is not 'all' or 'stage-N'")
+        if not isinstance(entries, list) or not all(isinstance(e, str) and e.strip() for e in entries):
+            raise InputError(f"{source}: allowed-commands {group} must be a list of non-empty strings")
+        for entry in entries:
+            if any(c in entry for c in "\n\r\x00") or ":*" in entry.rstrip()[:-2]:
+                raise InputError(
+                    f"{source}: allowed-commands entry {entry!r} is not one command line", hint="e.g. make test, npm run build:*"
+                )
+        out[str(group)] = [e.strip() for e in entries]
+    return out
+
+
+def allowed_commands(project_root: Path | None, stage: int | None) -> tuple[str, ...]:
+    """The commands every layer allows for this run: `all`, plus `stage-N` for stage N."""
+    found: list[str] = []
+    for _, values in layers(project_root):
+        groups = values.get("allowed-commands") or {}
+        found += groups.get("all", [])
+        if stage is not None:
+            found += groups.get(f"stage-{stage}", [])
+    return tuple(dict.fromkeys(found))
 
 
 # --- reading ---------------------------------------------------------------
