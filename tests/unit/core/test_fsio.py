@@ -144,3 +144,74 @@ def test_append_line_adds_one_line_under_the_lock(tmp_path):
     fsio.append_line(log, '{"a": 1}')
     fsio.append_line(log, '{"a": 2}\n')
     assert log.read_text() == '{"a": 1}\n{"a": 2}\n'
+
+
+# ------------------------------------------------------------------ hostile storage (issue 15)
+
+
+def test_a_fifo_in_a_files_place_is_refused_without_blocking(tmp_path):
+    fifo = tmp_path / "state.json"
+    os.mkfifo(fifo)
+    with pytest.raises(errors.InputError, match="not a regular file"):
+        fsio.read_json(fifo)
+
+
+def test_writes_do_not_follow_a_symlinked_file_or_folder(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (tmp_path / "linked").symlink_to(outside)
+    with pytest.raises(errors.StateError, match="symbolic link"):
+        fsio.write_json(tmp_path / "linked" / "x.json", {})
+    (tmp_path / "alias.json").symlink_to(outside / "target.json")
+    with pytest.raises(errors.StateError, match="symbolic link"):
+        fsio.write_json(tmp_path / "alias.json", {})
+    assert list(outside.iterdir()) == []
+
+
+def test_a_folder_in_a_files_place_is_an_environment_error_not_a_bug(tmp_path):
+    (tmp_path / "x.json").mkdir()
+    with pytest.raises(IsADirectoryError):
+        fsio.write_json(tmp_path / "x.json", {})
+
+
+def test_json_nested_100000_deep_and_lone_surrogates_are_bad_input(tmp_path):
+    with pytest.raises(errors.InputError, match="nested too deeply"):
+        fsio.parse_json("[" * 100_000 + "]" * 100_000, "--answers")
+    with pytest.raises(errors.InputError, match="lone surrogate"):
+        fsio.parse_json('{"Q1": "\\ud800"}', "--answers")
+    assert fsio.parse_json('{"Q1": "\\ud83d\\ude00"}', "--answers") == {"Q1": "\U0001f600"}
+
+
+@pytest.mark.parametrize(
+    ("exc", "words"),
+    [
+        (OSError(28, "No space left on device", "/p/x.json"), "No space left on device"),
+        (OSError(30, "Read-only file system", "/p/x.json"), "Read-only file system"),
+        (RecursionError(), "nested too deeply"),
+        (UnicodeEncodeError("utf-8", "\ud800", 0, 1, "surrogates not allowed"), "not valid UTF-8"),
+    ],
+)
+def test_a_bad_environment_is_one_line_and_exit_2_never_70(capsys, exc, words):
+    def body():
+        raise exc
+
+    assert cli.run("cmd", body) == cli.EXIT_FAILED
+    err = capsys.readouterr().err
+    assert words in err and err.count("\n") == 1 and "internal error" not in err
+
+
+def test_a_write_past_the_file_size_limit_fails_cleanly_and_leaves_the_old_document(tmp_path):
+    """RLIMIT_FSIZE stands in for a full disk: the write fails (EFBIG), nothing is torn."""
+    target = tmp_path / "state.json"
+    fsio.write_json(target, {"old": True})
+    code = (
+        "import resource, sys\n"
+        f"sys.path.insert(0, {str(Path(fsio.__file__).parents[2])!r})\n"
+        "from okstra.core import cli, fsio\n"
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (1024, 1024))\n"
+        f"raise SystemExit(cli.run('t', lambda: fsio.write_json({str(target)!r}, {{'big': 'x' * 4096}})))\n"
+    )
+    done = subprocess.run([sys.executable, "-B", "-c", code], capture_output=True, timeout=60, check=False)
+    assert done.returncode == 2, done.stderr
+    assert json.loads(target.read_text()) == {"old": True}
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no temporary left

@@ -151,3 +151,19 @@ def test_main_usage_errors_exit_2(project, capsys):
     err = capsys.readouterr().err.splitlines()
     assert err[0] == "okstra-config: config set takes KEY VALUE; see 'okstra-config --help'"
     assert err[2].startswith("okstra-config: config get: unknown config key 'nope'; known keys: ")
+
+
+def test_yaml_aliases_are_refused_so_a_billion_laughs_cannot_eat_memory():
+    laughs = "a: &a [x, x, x]\nb: [*a, *a, *a]\n"
+    with pytest.raises(InputError, match="aliases"):
+        config.parse_yaml(laughs, "config.yaml")
+
+
+def test_allowed_commands_are_a_list_or_per_stage_groups(tmp_path):
+    assert config.check_value("allowed-commands", ["make test", "npm run build:*"], source="s") == {
+        "all": ["make test", "npm run build:*"]
+    }
+    assert config.check_value("allowed-commands", {"stage-2": ["pytest:*"]}, source="s") == {"stage-2": ["pytest:*"]}
+    for bad in ("make test", ["a\nb"], {"stage-x": ["a"]}, ["a:* b"]):
+        with pytest.raises(InputError):
+            config.check_value("allowed-commands", bad, source="s")

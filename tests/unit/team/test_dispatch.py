@@ -145,3 +145,29 @@ def test_sixteen_workers_dispatch_within_a_second(server, project, monkeypatch):
     assert len(out.dispatched) == 16 and len({d.pane_id for d in out.dispatched}) == 16
     assert elapsed < 1.0, elapsed
     lifecycle.teardown(run, grace=3)
+
+
+CLAIMER = """
+import sys
+sys.path.insert(0, {lib!r})
+from okstra.team import context, dispatch
+run = context.open_run({manifest!r})
+todo = run.state().dispatches
+taken = dispatch._claim(run, todo, "2026-01-01T00:00:00Z")
+print(" ".join(d.worker_id for d in taken))
+"""
+
+
+def test_parallel_claims_take_each_dispatch_exactly_once(project):
+    """Ten processes claim the same pending dispatches at once: every worker is taken once."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from fixtures.runs import make_run
+
+    layout, _ = make_run(project, ["claude", "codex", "grok", "kimi"])
+    code = CLAIMER.format(lib=str(Path(dispatch.__file__).parents[2]), manifest=str(layout.manifest))
+    procs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE) for _ in range(10)]
+    taken = [w for p in procs for w in p.communicate(timeout=60)[0].decode().split()]
+    assert sorted(taken) == sorted(["claude-analyst", "codex-analyst", "grok-analyst", "kimi-analyst"])
