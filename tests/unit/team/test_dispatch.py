@@ -150,8 +150,9 @@ def test_sixteen_workers_dispatch_within_a_second(server, project, monkeypatch):
 CLAIMER = """
 import sys
 sys.path.insert(0, {lib!r})
-from okstra.team import context, dispatch
-run = context.open_run({manifest!r})
+from okstra.model import layout
+from okstra.team import dispatch
+run = layout.open_run({manifest!r})
 todo = run.state().dispatches
 taken = dispatch._claim(run, todo, "2026-01-01T00:00:00Z")
 print(" ".join(d.worker_id for d in taken))

@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from okstra.team import processes
 
@@ -103,3 +104,56 @@ def test_stop_signals_only_recorded_processes_and_reports_survivors():
         if child.poll() is None:
             child.kill()
             child.wait()
+
+
+# -- worker-run's subreaper (issue 15): a setsid grandchild that ignores TERM/HUP stays ours
+
+REPO = Path(__file__).resolve().parents[3]
+
+CHILD = f"""
+import os, subprocess, sys, time
+sys.path.insert(0, {str(REPO / "lib")!r})
+from okstra.team import processes
+assert processes.become_subreaper()
+# A provider that starts a helper in its own session, ignoring TERM and HUP, then exits.
+subprocess.Popen(["sh", "-c", "setsid sh -c 'trap \\"\\" TERM HUP; exec sleep 27182' </dev/null >/dev/null 2>&1 &"]).wait()
+time.sleep(0.3)
+before = processes.own_descendants()
+print(len(before), flush=True)
+processes.stop_own_descendants(0.5)
+print(len(processes.own_descendants()), flush=True)
+"""
+
+
+def _strays() -> list[int]:
+    out = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                if Path(f"/proc/{name}/cmdline").read_bytes() == b"sleep\x0027182\x00":
+                    out.append(int(name))
+            except OSError:
+                pass
+    return out
+
+
+def test_the_subreaper_finds_and_stops_a_setsid_grandchild_that_ignores_term():
+    done = subprocess.run([sys.executable, "-c", CHILD], capture_output=True, timeout=30, check=False)
+    assert done.returncode == 0, done.stderr
+    found, left = (int(x) for x in done.stdout.split())
+    assert found >= 1, "the re-parented grandchild is a descendant"
+    assert left == 0
+    time.sleep(0.2)
+    assert _strays() == []
+
+
+def test_without_the_subreaper_the_grandchild_escapes_to_init(tmp_path):
+    """The test can fail: the same helper, without become_subreaper, is not our descendant."""
+    code = CHILD.replace("assert processes.become_subreaper()", "pass")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=30, check=False)
+    try:
+        found = int(done.stdout.split()[0])
+        assert found == 0
+    finally:
+        for pid in _strays():
+            os.kill(pid, 9)
