@@ -465,8 +465,9 @@ def run(
     processes.become_subreaper()  # a setsid grandchild stays ours, so we can stop it (DESIGN §6)
     try:
         return _run(plan, worker_id, echo)
-    finally:
+    except BaseException:  # _run stops them before recording; on the way out of a failure, here
         processes.stop_own_descendants(KILL_GRACE)
+        raise
 
 
 def _run(plan: Plan, worker_id: str, echo: BinaryIO | None) -> Finished:
@@ -482,6 +483,9 @@ def _run(plan: Plan, worker_id: str, echo: BinaryIO | None) -> Finished:
         except OkstraError as exc:  # e.g. the provider binary is not installed
             _finish(plan, ERROR, reason=exc.message, exit_code=None)
             raise
+        # Every helper the provider left (a setsid grandchild too) is gone before the record
+        # says the dispatch ended (DESIGN §6).
+        processes.stop_own_descendants(KILL_GRACE)
         if signals.received is not None:
             name = signal.Signals(signals.received).name
             done = _conclude(plan, captured, result_before, killed_by=name)
