@@ -83,7 +83,7 @@ def bad_input(base: Path, env: dict[str, str], tally) -> None:
     for label, argv in cases:
         _cmd(tally, label, argv, cwd=project, env=penv)
     (project / ".okstra" / "config.yaml").write_text(laughs)
-    _cmd(tally, "config list (billion laughs)", ["config", "list"], cwd=project, env=penv)
+    _cmd(tally, "config list (billion laughs)", ["okstra-config", "list"], cwd=project, env=penv)
     (project / ".okstra" / "config.yaml").unlink()
     # State files of the wrong type.
     for label, spoil in (
@@ -127,7 +127,7 @@ def disk_full(base: Path, env: dict[str, str], tally) -> None:
             "render-bundle",
             ["render-bundle", "--task-key", "feature/other", "--task-type", "analysis", "--workers", "claude", "--json"],
         ),
-        ("config set", ["config", "set", "pr-template-path", big[:900] + "/t.md"]),
+        ("okstra-config set", ["okstra-config", "set", "pr-template-path", big[:900] + "/t.md"]),
         ("team-dispatch", ["team-dispatch", "--run-manifest", str(layout.manifest)]),
         ("round-prepare", ["round-prepare", "--role", "verifier", "--run-manifest", str(layout.manifest)]),
         ("team-reclaim", ["team-reclaim", "--run-manifest", str(layout.manifest)]),

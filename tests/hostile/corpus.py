@@ -275,6 +275,7 @@ DECISIONS = [
     "hooks-install --project . --uninstall",
     "okstra hooks install --uninstall",
     "config set backend tmux-pane",
+    "okstra-config set backend tmux-pane",
     "okstra config set default-workers codex",
 ]
 

@@ -106,6 +106,7 @@ def test_understood_and_allowed_commands_pass(command):
         ("hooks-install --uninstall", "hooks-install"),
         ("okstra hooks install --uninstall", "hooks-install"),
         ("config set backend tmux-pane", "config set"),
+        ("okstra-config set backend tmux-pane", "config set"),
         ("/tmp/bin/team-status", "not okstra's"),
         ("make test && make deploy", "not on the allow-list"),
         ("exec 3>Makefile", "not planned"),
