@@ -31,6 +31,10 @@ setup() {
   assert_success
   refute_output --partial '"in-progress"'
   grep -q '"finalStatus": "completed"' .okstra/runs/demo--greeting--r001/run-manifest.json
+  # The run ended at teardown, and every prompt carried the brief.
+  [ ! -e .okstra/active-run.json ]
+  grep -q "Review src/greet.py" .okstra/runs/demo--greeting--r001/prompts/claude.md
+  grep -q "Review src/greet.py" .okstra/runs/demo--greeting--r001/prompts/claude.attempt-2.md
   # okstra's run files stay out of git: nothing under .okstra/ is untracked or staged.
   run git status --porcelain --untracked-files=all
   assert_success

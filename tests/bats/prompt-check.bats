@@ -7,7 +7,7 @@ RUN=.okstra/runs/feature--demo--r001
 
 setup() {
   okstra_setup
-  render-bundle --task-key feature/demo --task-type analysis --workers claude,codex >/dev/null
+  render-bundle --brief "a test task" --task-key feature/demo --task-type analysis --workers claude,codex >/dev/null
 }
 
 @test "a rendered prompt keeps the contract" {

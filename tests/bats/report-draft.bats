@@ -5,7 +5,7 @@ load test_helper
 setup() {
   okstra_setup
   export PATH="$REPO_ROOT/tests/fakes:$PATH"
-  render-bundle --task-key demo/draft --task-type analysis --workers claude,codex --backend cli-wrapper >/dev/null
+  render-bundle --brief "a test task" --task-key demo/draft --task-type analysis --workers claude,codex --backend cli-wrapper >/dev/null
 }
 
 @test "drafts valid report data from the report writer's result" {

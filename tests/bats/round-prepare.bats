@@ -5,7 +5,7 @@ load test_helper
 setup() {
   okstra_setup
   export PATH="$REPO_ROOT/tests/fakes:$PATH"
-  render-bundle --task-key demo/rounds --task-type analysis --workers claude,codex --backend cli-wrapper >/dev/null
+  render-bundle --brief "a test task" --task-key demo/rounds --task-type analysis --workers claude,codex --backend cli-wrapper >/dev/null
 }
 
 @test "adds the report-writer round after the first round finished" {
@@ -39,7 +39,7 @@ setup() {
 }
 
 @test "the translator round writes the report's translation sidecar, which the HTML view shows" {
-  render-bundle --task-key demo/ko --task-type analysis --workers claude,codex --backend cli-wrapper --report-language ko >/dev/null
+  render-bundle --brief "a test task" --task-key demo/ko --task-type analysis --workers claude,codex --backend cli-wrapper --report-language ko --replace-active >/dev/null
   team-dispatch >/dev/null 2>&1 && worker-wait --timeout 60 >/dev/null 2>&1
   round-prepare --role report-writer >/dev/null 2>&1
   team-dispatch --round report >/dev/null 2>&1 && worker-wait --timeout 60 >/dev/null 2>&1
@@ -59,7 +59,7 @@ setup() {
 }
 
 @test "the translator round refuses before the report exists" {
-  render-bundle --task-key demo/ko --task-type analysis --workers claude --backend cli-wrapper --report-language ko >/dev/null
+  render-bundle --brief "a test task" --task-key demo/ko --task-type analysis --workers claude --backend cli-wrapper --report-language ko --replace-active >/dev/null
   team-dispatch >/dev/null 2>&1 && worker-wait --timeout 60 >/dev/null 2>&1
   run --separate-stderr round-prepare --role translator
   assert_failure 2

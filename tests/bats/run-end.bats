@@ -44,7 +44,7 @@ teardown() { team_teardown; }
 
 @test "ending a run that is not the active one leaves the active run alone" {
   prepare_run cli-wrapper claude
-  render-bundle --task-key other/task --task-type analysis --workers claude --backend cli-wrapper >/dev/null
+  render-bundle --brief "a test task" --task-key other/task --task-type analysis --workers claude --backend cli-wrapper --replace-active >/dev/null 2>&1
   run --separate-stderr run-end --run-manifest "$M"
   assert_success
   grep -q '"runId": "other--task--r001"' "$PROJECT/.okstra/active-run.json"

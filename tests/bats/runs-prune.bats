@@ -9,8 +9,8 @@ setup() {
 }
 
 two_old_runs() {
-  render-bundle --task-key feature/demo --task-type analysis --workers claude >/dev/null 2>&1
-  render-bundle --task-key feature/demo --task-type analysis --workers claude >/dev/null 2>&1
+  render-bundle --brief "a test task" --task-key feature/demo --task-type analysis --workers claude >/dev/null 2>&1
+  render-bundle --brief "a test task" --task-key feature/demo --task-type analysis --workers claude --replace-active >/dev/null 2>&1
   find "$PROJECT/.okstra/runs" -exec touch -h -d '40 days ago' {} +
 }
 

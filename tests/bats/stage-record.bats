@@ -57,7 +57,7 @@ LOG=.okstra/tasks/feature/rate-limit/consumers.jsonl
 
 @test "recording the active stage ends its run: edits outside its paths are allowed again (issue 11 #2)" {
   load run_helper
-  render-bundle --task-key feature/rate-limit --task-type analysis --workers claude --backend cli-wrapper >/dev/null
+  render-bundle --brief "a test task" --task-key feature/rate-limit --task-type analysis --workers claude --backend cli-wrapper >/dev/null
   stage_scope "src/**"
   [[ "$(guard_edit README.md)" == *'"permissionDecision":"deny"'* ]]
   run --separate-stderr stage-record --task-key feature/rate-limit --stage 1 --status "done" --head-commit abcdef0
@@ -69,7 +69,7 @@ LOG=.okstra/tasks/feature/rate-limit/consumers.jsonl
 
 @test "recording another stage leaves the active run alone" {
   load run_helper
-  render-bundle --task-key feature/rate-limit --task-type analysis --workers claude --backend cli-wrapper >/dev/null
+  render-bundle --brief "a test task" --task-key feature/rate-limit --task-type analysis --workers claude --backend cli-wrapper >/dev/null
   stage_scope "src/**"
   stage-record --task-key feature/rate-limit --stage 2 --status failed
   [ -e .okstra/active-run.json ]

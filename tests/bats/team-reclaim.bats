@@ -62,7 +62,7 @@ teardown() { team_teardown; }
 }
 
 @test "before a user gate it prints the phase-gate-cleanup checkpoint" {
-  render-bundle --task-key demo/gate --task-type analysis --workers claude --backend cli-wrapper >/dev/null
+  render-bundle --brief "a test task" --task-key demo/gate --task-type analysis --workers claude --backend cli-wrapper >/dev/null
   run --separate-stderr team-reclaim --gate
   assert_success
   [[ "$stderr" == "team-reclaim: PROGRESS: phase-gate-cleanup panes=0 "* ]]

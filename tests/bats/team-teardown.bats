@@ -82,7 +82,7 @@ teardown() { team_teardown; }
 }
 
 @test "prints the phase-teardown checkpoint" {
-  render-bundle --task-key demo/end --task-type analysis --workers claude --backend cli-wrapper >/dev/null
+  render-bundle --brief "a test task" --task-key demo/end --task-type analysis --workers claude --backend cli-wrapper >/dev/null
   run --separate-stderr team-teardown
   assert_success
   [[ "$stderr" == "team-teardown: PROGRESS: phase-teardown panes=0 "* ]]

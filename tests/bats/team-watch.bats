@@ -8,7 +8,7 @@ setup() {
 }
 
 @test "a cli-wrapper run has no panes: it says where the logs are, exit 2, nothing written" {
-  render-bundle --task-key demo/watch --task-type analysis --workers claude --backend cli-wrapper >/dev/null
+  render-bundle --brief "a test task" --task-key demo/watch --task-type analysis --workers claude --backend cli-wrapper >/dev/null
   before=$(tree_snapshot .okstra)
   run --separate-stderr team-watch
   assert_failure 2
@@ -17,15 +17,19 @@ setup() {
 }
 
 @test "stop with no watchers closes nothing and succeeds" {
-  render-bundle --task-key demo/watch --task-type analysis --workers claude --backend cli-wrapper >/dev/null
+  render-bundle --brief "a test task" --task-key demo/watch --task-type analysis --workers claude --backend cli-wrapper >/dev/null
   run team-watch --stop --json
   assert_success
   assert_line --partial '"closed": []'
 }
 
 @test "an unknown worker is refused with the known ones" {
-  render-bundle --task-key demo/watch --task-type analysis --workers claude --backend tmux-pane --lead-pane %0 >/dev/null
+  export OKSTRA_TMUX_SOCKET="$BATS_TEST_TMPDIR/tmux.sock"
+  tmux -S "$OKSTRA_TMUX_SOCKET" -f /dev/null new-session -d -s lead
+  lead=$(tmux -S "$OKSTRA_TMUX_SOCKET" display-message -p -t lead: '#{pane_id}')
+  render-bundle --brief "a test task" --task-key demo/watch --task-type analysis --workers claude --backend tmux-pane --lead-pane "$lead" >/dev/null
   run --separate-stderr team-watch --worker nobody
+  tmux -S "$OKSTRA_TMUX_SOCKET" kill-server
   assert_failure 2
   [[ "$stderr" == *"no dispatch for worker 'nobody'"*"known workers: claude"* ]]
 }

@@ -70,5 +70,5 @@ wait_status() { # <worker> <status> [seconds]
 }
 
 prepare_run() { # <backend> <workers>
-  render-bundle --task-key feature/demo --task-type analysis --workers "$2" --backend "$1" --lead-pane "$LEAD" >/dev/null
+  render-bundle --brief "a test task" --task-key feature/demo --task-type analysis --workers "$2" --backend "$1" --lead-pane "$LEAD" >/dev/null
 }

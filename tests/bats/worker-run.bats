@@ -11,7 +11,7 @@ setup() {
 }
 
 prepare() { # <workers>
-  render-bundle --task-key feature/demo --task-type analysis --workers "$1" >/dev/null
+  render-bundle --brief "a test task" --task-key feature/demo --task-type analysis --workers "$1" >/dev/null
 }
 
 field() { # <worker> <field>

@@ -8,7 +8,7 @@ setup() {
   export PATH="$REPO_ROOT/tests/fakes:$PATH"
   RUN_DIR="$PROJECT/.okstra/runs/feature--demo--r001"
   M="$RUN_DIR/run-manifest.json"
-  render-bundle --task-key feature/demo --task-type analysis --workers claude,codex >/dev/null
+  render-bundle --brief "a test task" --task-key feature/demo --task-type analysis --workers claude,codex >/dev/null
 }
 
 set_field() { # <worker> <field> <json value>

@@ -158,6 +158,7 @@ def _dispatch_once(ctx: Context, n: int) -> float:
             result = render(
                 root,
                 BundleRequest(
+                    brief="a test task",
                     task_key="bench/dispatch",
                     task_type="analysis",
                     workers=["claude", "codex", "antigravity", "grok", "kimi"],

@@ -6,8 +6,8 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from okstra.core import cli, git_exclude, paths
-from okstra.core.errors import InputError
+from okstra.core import cli, fsio, git_exclude, paths
+from okstra.core.errors import InputError, ProblemsFound, RefusedError
 from okstra.run import bundle
 
 PROG = "render-bundle"
@@ -34,6 +34,21 @@ def budget_of(root, flag: str | None):
     return Budget(float(value.value), f"budget-usd in {value.source}") if value is not None else None
 
 
+def _brief(args: argparse.Namespace, root) -> str | None:
+    """--brief TEXT, or --brief-file PATH (`-`: stdin), read as UTF-8 text."""
+    if args.brief is not None and args.brief_file is not None:
+        raise InputError("--brief and --brief-file both given", hint="pass one of them")
+    if args.brief_file is None:
+        return args.brief
+    if args.brief_file == "-":
+        raw = sys.stdin.buffer.read(bundle.MAX_BRIEF + 1)
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise InputError("--brief-file -: stdin is not UTF-8 text", hint="pass the brief as UTF-8") from None
+    return fsio.read_text(paths.argument(root, args.brief_file, source="--brief-file"), what="brief file")
+
+
 def _run(args: argparse.Namespace) -> int:
     root = paths.find_project_root(explicit=args.project_root)
     request = bundle.BundleRequest(
@@ -48,8 +63,30 @@ def _run(args: argparse.Namespace) -> int:
         plan=args.plan,
         lead_pane=args.lead_pane,
         budget=budget_of(root, args.budget_usd),
+        brief=_brief(args, root),
+        allow_dirty=args.allow_dirty,
     )
-    result = bundle.render(root, request)
+    # Every check before anything is written (DESIGN §3): the request, the backend
+    # here, the concurrent-run gate; only then is the active run ended (--replace-active).
+    prepared = bundle.prepare(root, request)
+    from okstra.model.layout import open_run
+    from okstra.team import lifecycle
+    from okstra.team.backends import base
+
+    why = base.unusable(prepared.manifest.terminal_backend, root, prepared.manifest.lead_pane_id)
+    if why is not None:
+        raise RefusedError(
+            f"--backend {prepared.manifest.terminal_backend} cannot work here: {why}",
+            hint="use --backend cli-wrapper (background processes), or run the lead inside tmux",
+        )
+    blocking = bundle.blocking_run(root)
+    if blocking is not None:
+        if not args.replace_active:
+            raise ProblemsFound(blocking.problems())
+        old = open_run(blocking.run.run_manifest_path, project_root=root)
+        ended = lifecycle.teardown(old)
+        cli.say(PROG, f"ended run {ended.run_id} (--replace-active): written off {', '.join(ended.written_off) or 'none'}")
+    result = bundle.write(prepared)
     if args.isolate is not None:
         from okstra.model import layout
         from okstra.team import worktrees
@@ -85,5 +122,9 @@ def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
     parser.add_argument("--gitignore", action="store_true")
     parser.add_argument("--isolate", choices=("worktree",))
     parser.add_argument("--budget-usd", metavar="N")
+    parser.add_argument("--brief")
+    parser.add_argument("--brief-file")
+    parser.add_argument("--allow-dirty", action="store_true")
+    parser.add_argument("--replace-active", action="store_true")
     parser.add_argument("--json", action="store_true")
     return cli.run(PROG, lambda: _run(parser.parse_args(argv)))

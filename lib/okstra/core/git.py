@@ -45,6 +45,24 @@ def head(cwd: Path | str) -> str | None:
     return done.stdout.strip() or None
 
 
+def tracked_changes(cwd: Path | str) -> list[str]:
+    """Tracked paths with uncommitted changes, staged or not (untracked files are not listed);
+    refused when `cwd` is not a git working tree."""
+    done = _git(cwd, "status", "--porcelain=v1", "-z", "--untracked-files=no", check=False)
+    if done.returncode != 0:
+        raise RefusedError(f"cannot read the working tree of {cwd} with git: {done.stderr.strip() or done.returncode}")
+    fields, found = done.stdout.split("\x00"), []
+    i = 0
+    while i < len(fields):
+        entry = fields[i]
+        if len(entry) > 3:
+            found.append(entry[3:])
+            i += 1 if entry[0] not in "RC" else 2  # a rename's source follows it
+        else:
+            i += 1
+    return [path for path in found if not _excluded(path)]
+
+
 def commit_of(cwd: Path | str, rev: str, source: str) -> str:
     """`rev` as a full commit id; refused when the repository has no such commit."""
     if rev.startswith("-") or "\x00" in rev:

@@ -35,6 +35,11 @@ def which(name: str, *, path: str | None = None) -> str:
     return found
 
 
+def available(name: str) -> bool:
+    """True when `name` is on PATH (a backend checks for its terminal before a run is prepared)."""
+    return shutil.which(name) is not None
+
+
 def _log(argv: Sequence[str]) -> None:
     if settings.debug():
         sys.stderr.write(f"okstra: + {shlex.join(argv)}\n")

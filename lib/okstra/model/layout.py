@@ -101,6 +101,11 @@ class RunLayout:
         return self.dir / "team-state.json"
 
     @property
+    def brief(self) -> Path:
+        """The task brief render-bundle was given; every prompt of the run carries it."""
+        return self.dir / "brief.md"
+
+    @property
     def watchers(self) -> Path:
         """Watcher panes of the run (team-watch), apart from the dispatch records."""
         return self.dir / "watchers.json"

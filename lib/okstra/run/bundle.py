@@ -1,19 +1,28 @@
-"""Prepare a run (DESIGN §3): `render(project_root, request) -> BundleResult`.
+"""Prepare a run (DESIGN §3) in named steps; nothing is written until every rule passed.
 
-Order matters: every rule is checked (task key and type, backend, lead pane,
-catalog, role plan) before anything is written. Then the run number is
-claimed (`runs` sequence), the report number is only peeked (`reports` is
-committed by whoever writes the report, so a run that writes none leaves its
-number to the next run), the prompts are rendered in memory, and the files
-are written: prompts, team state (one `pending` dispatch per roster worker,
-attempt 1), run manifest, and finally `.okstra/active-run.json`. Each
-document is validated against its schema before it is written.
+- `prepare(root, request)` checks every rule — task key and type, the stage and
+  its git reconcile, backend, lead pane, brief, catalog, role plan — and builds
+  every document in memory (the run number is the next free one, not claimed).
+- `blocking_run(root)` is the concurrent-run gate: the active run, when it still
+  has unfinished workers (a new run must not silently take its place).
+- `write(prepared)` writes the run in a temporary folder under `.okstra/runs/`
+  and the new task counter as a temporary beside it; only when every byte is
+  down is the folder renamed into place, the active run written (with its
+  seal), and the counter renamed over the old one. A refusal or a failure
+  (disk full) leaves no half-written run and advances no counter.
+
+The report number is only peeked (`reports` is committed by whoever writes the
+report, so a run that writes none leaves its number to the next run). Each
+document is validated against its schema before anything is written.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import shutil
+import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,8 +30,8 @@ from typing import Any
 
 from okstra.core import fsio, git, schemas
 from okstra.core.clock import now_iso
-from okstra.core.errors import InputError, RefusedError, StateError
-from okstra.model import active_run, layout, spend
+from okstra.core.errors import InputError, ProblemsFound, RefusedError, StateError
+from okstra.model import active_run, layout, spend, team_state
 from okstra.model.active_run import ActiveRun, ApprovedStage
 from okstra.model.catalog import Catalog
 from okstra.model.run_manifest import BACKENDS, TASK_TYPES, RunManifest
@@ -32,7 +41,7 @@ from okstra.run import config, prompts, roles
 
 RUNS = "runs"
 REPORTS = "reports"
-PHASE = "dispatch"
+PHASE = active_run.PREPARED
 _PANE = re.compile(r"^[%@$]?[A-Za-z0-9][A-Za-z0-9:._-]{0,63}$")
 MAX_BRIEF = 64 * 1024
 
@@ -51,6 +60,7 @@ class BundleRequest:
     lead_pane: str | None = None
     brief: str | None = None
     budget: spend.Budget | None = None  # the run's spend budget (--budget-usd, else budget-usd in config)
+    allow_dirty: bool = False
 
 
 @dataclass(frozen=True)
@@ -85,12 +95,12 @@ class BundleResult:
 
 
 def _backend(request: BundleRequest, project_root: Path) -> str:
+    """--backend, else the config's `backend` (whose default is panes inside tmux, else processes)."""
     if request.backend is not None:
         if request.backend not in BACKENDS:
             raise InputError(f"--backend {request.backend!r} is not a backend", hint=f"use one of {', '.join(BACKENDS)}")
         return request.backend
-    value = config.effective("backend", project_root)
-    return value.value if value else BACKENDS[0]
+    return config.effective("backend", project_root).value
 
 
 def _lead_pane(request: BundleRequest, backend: str) -> str | None:
@@ -99,10 +109,23 @@ def _lead_pane(request: BundleRequest, backend: str) -> str | None:
         pane, source = os.environ.get("TMUX_PANE") or None, "TMUX_PANE"
     if pane is not None and not _PANE.match(pane):
         raise InputError(f"{source}: {pane!r} is not a pane id", hint="pass a tmux pane id such as %3")
+    if backend == "tmux-pane" and pane is None:
+        raise RefusedError(
+            "--backend tmux-pane needs the lead's pane: not inside tmux ($TMUX_PANE is not set) and no --lead-pane",
+            hint="run the lead inside tmux, pass --lead-pane %N, or use --backend cli-wrapper",
+        )
     return pane
 
 
-def _stage(request: BundleRequest, root: Path, key: layout.TaskKey) -> ApprovedStage | None:
+@dataclass(frozen=True)
+class Stage:
+    """The approved stage a `--stage N` render works on, and its plan text for the brief."""
+
+    approved: ApprovedStage
+    text: str
+
+
+def _stage(request: BundleRequest, root: Path, key: layout.TaskKey) -> Stage | None:
     """The approved stage `--stage N` renders, from the approved plan `--plan` (DESIGN §7).
 
     The plan is an implementation-planning report of the same task whose sidecar
@@ -142,39 +165,122 @@ def _stage(request: BundleRequest, root: Path, key: layout.TaskKey) -> ApprovedS
     row = stages.row(request.stage)
     # A stage with no dependency starts from the project's HEAD: stage-check compares against it (DESIGN §10).
     base = stage_queue.base_commit_for(layout.for_project(root), key, stages, request.stage) or git.head(root)
-    return ApprovedStage(row.stage, row.title, row.planned_paths, base)
+    approved = ApprovedStage(row.stage, row.title, row.planned_paths, base)
+    planned = "\n".join(f"- `{p}`" for p in row.planned_paths) or "- (none listed: ask the lead)"
+    text = (
+        f"Implementation stage {row.stage} of the approved plan `{plan.run.relative(plan.markdown)}`: **{row.title}**\n\n"
+        f"- Steps: {row.step_count}\n- Exit contract: {row.exit_contract_summary}\n"
+        f"- Base commit: {base or 'the current HEAD'}\n\n"
+        f"Planned paths (the only files this stage may change):\n{planned}\n\n"
+        f"Read stage {row.stage} of the plan (and the decisions in its user-response sidecar) before you start."
+    )
+    return Stage(approved, text)
 
 
-def _brief(request: BundleRequest) -> str:
-    if request.brief is None:
-        return (
-            f"The lead gives the details of task `{request.task_key}` in the conversation that "
-            "dispatched you and in this task's earlier reports under `.okstra/runs/`; read them first."
+def _reconcile(root: Path, stage: ApprovedStage) -> list[str]:
+    """What differs between the working tree and the stage's start: uncommitted changes to
+    tracked files, or a HEAD that is not the stage's base commit (untracked files never block)."""
+    try:
+        changed = git.tracked_changes(root)
+    except RefusedError as exc:
+        return [exc.message]
+    problems = []
+    if changed:
+        shown = ", ".join(changed[:8]) + (f" and {len(changed) - 8} more" if len(changed) > 8 else "")
+        problems.append(f"uncommitted changes to tracked files: {shown}")
+    head = git.head(root) or ""
+    if stage.base_commit and not (head.startswith(stage.base_commit) or (head and stage.base_commit.startswith(head))):
+        problems.append(f"HEAD is {head[:12] or 'unborn'}, not stage {stage.number}'s base commit {stage.base_commit}")
+    return problems
+
+
+def _brief(request: BundleRequest, stage: Stage | None) -> str:
+    """The task brief every prompt carries: --brief (required but for a stage render,
+    whose brief is the stage's plan text, with --brief added as the lead's notes)."""
+    given = request.brief
+    if given is not None and (len(given) > MAX_BRIEF or "\x00" in given):
+        raise InputError("--brief: longer than 64 KiB or not text", hint="shorten the brief")
+    given = given.strip() if given is not None else None
+    if given == "":
+        raise InputError("--brief is empty", hint="write the user's request, constraints and acceptance criteria into it")
+    if stage is not None:
+        return stage.text + (f"\n\n### The lead's notes\n\n{given}" if given else "")
+    if given is None:
+        raise InputError(
+            f"a {request.task_type} run needs the task: --brief TEXT or --brief-file PATH (- for stdin)",
+            hint="write the user's request, constraints and acceptance criteria into it; the workers see nothing else",
         )
-    if len(request.brief) > MAX_BRIEF or "\x00" in request.brief:
-        raise InputError("brief: longer than 64 KiB or not text", hint="shorten the brief")
-    return request.brief.strip()
+    return given
 
 
-def _claim_run(project: layout.ProjectLayout, key: layout.TaskKey) -> tuple[int, str]:
+@dataclass(frozen=True)
+class Blocking:
+    """The active run that blocks a new one: it has unfinished workers."""
+
+    run: ActiveRun
+    unfinished: tuple[str, ...]  # "<worker> <status>"
+
+    def problems(self) -> list[str]:
+        r = self.run
+        return [
+            f"run {r.run_id} (task {r.task_key}, {r.task_type}) is still active with unfinished workers: "
+            f"{', '.join(self.unfinished)}",
+            f"end it first: team-teardown --run-manifest {r.run_manifest_path} (or run-end --run-manifest "
+            f"{r.run_manifest_path} to abandon it), or pass --replace-active to end it and start this run",
+        ]
+
+
+def blocking_run(project_root: Path) -> Blocking | None:
+    """The concurrent-run gate (DESIGN §3): the active run when it has a dispatch not yet terminal."""
+    root = Path(project_root).resolve()
+    current = active_run.load(root)
+    if current is None:
+        return None
+    state_path = layout.for_project(root).run(current.run_id).team_state
+    if not state_path.exists():
+        return None  # its run folder is gone: nothing of it can still run
+    unfinished = tuple(f"{d.worker_id} {d.status}" for d in team_state.load(state_path).latest() if not d.terminal)
+    return Blocking(current, unfinished) if unfinished else None
+
+
+def _free_run(project: layout.ProjectLayout, key: layout.TaskKey) -> tuple[int, str]:
+    """The next run number not used yet (peeked, not claimed: see `write`)."""
+    number = layout.peek(project, key, RUNS)
     for _ in range(1000):
-        number = layout.claim(project, key, RUNS)
         run_id = project.run_id(key, number)
         if not project.run(run_id).dir.exists():
             return number, run_id
+        number += 1
     raise StateError(f"{project.task_json(key)}: no free run number", hint="check the task's runs folder")
 
 
-def render(project_root: Path, request: BundleRequest, *, catalog: Catalog | None = None) -> BundleResult:
-    """Prepare one run of `request.task_key`; refuses before writing when a rule fails."""
+@dataclass(frozen=True)
+class Prepared:
+    """Everything a run is, in memory: checked, not written."""
+
+    root: Path
+    key: layout.TaskKey
+    run_number: int
+    run_id: str
+    report_number: int
+    brief: str
+    prompts: Mapping[str, str]  # worker id -> prompt text
+    manifest: RunManifest
+    team_state: TeamState
+    active: ActiveRun
+    budget: dict[str, Any] | None = None  # the run's spend budget document (spend.json), when it has one
+
+
+def prepare(project_root: Path, request: BundleRequest, *, catalog: Catalog | None = None) -> Prepared:
+    """Check every rule of `request` and build the run in memory; refuses before any write."""
     root = Path(project_root).resolve()
     key = layout.TaskKey.parse(request.task_key)
     if request.task_type not in TASK_TYPES:
         raise InputError(f"--task-type {request.task_type!r} is not a task type", hint=f"use one of {', '.join(TASK_TYPES)}")
-    approved = _stage(request, root, key)
+    stage = _stage(request, root, key)
+    brief = _brief(request, stage)
     backend = _backend(request, root)
     lead_pane = _lead_pane(request, backend)
-    brief = _brief(request)
     catalog = catalog or catalog_loader.load(root)
     plan = roles.plan(
         roles.PlanRequest(
@@ -187,14 +293,20 @@ def render(project_root: Path, request: BundleRequest, *, catalog: Catalog | Non
         catalog,
         root,
     )
+    if stage is not None and not request.allow_dirty:
+        differs = _reconcile(root, stage.approved)
+        if differs:
+            raise ProblemsFound(
+                [f"stage {stage.approved.number} cannot start here: {d}" for d in differs]
+                + ["commit or stash the changes and check out the base commit, or pass --allow-dirty"],
+            )
+    approved = stage.approved if stage else None
 
-    # Nothing was written so far; from here on the run exists.
     project = layout.for_project(root)
     report_number = layout.peek(project, key, REPORTS)
-    run_number, run_id = _claim_run(project, key)
+    run_number, run_id = _free_run(project, key)
     run = project.run(run_id)
     rel = run.relative
-
     dispatches = tuple(
         layout.new_attempt(run, worker_id=e.worker_id, role=e.role, provider=e.provider, model_id=e.model_id, attempt=1)
         for e in plan.first_round
@@ -245,41 +357,120 @@ def render(project_root: Path, request: BundleRequest, *, catalog: Catalog | Non
         for d in dispatches
     }
     spend.check(request.budget, run_id, 0.0, [(f"{w} (render-bundle)", e) for w, e in estimates.items()])
-    team_state = TeamState(run_id, tuple(d.evolve(estimate=estimates[d.worker_id]) for d in dispatches))
-
-    documents = (
-        (run.team_state, "team-state", team_state.to_dict()),
+    state = TeamState(run_id, tuple(d.evolve(estimate=estimates[d.worker_id]) for d in dispatches))
+    for path, name, document in (
+        (run.team_state, "team-state", state.to_dict()),
         (run.manifest, "run-manifest", manifest.to_dict()),
         (project.active_run, "active-run", active.to_dict()),
-    ) + (((run.spend, None, spend.budget_document(request.budget)),) if request.budget else ())
-    for path, name, document in documents:  # all checked before the first write
-        if name is not None:
-            schemas.check_state(name, document, str(path))
+    ):
+        schemas.check_state(name, document, str(path))
+    budget = spend.budget_document(request.budget) if request.budget else None
+    return Prepared(root, key, run_number, run_id, report_number, brief, texts, manifest, state, active, budget)
 
-    written: list[Path] = []
-    for worker_id, text in texts.items():
-        path = run.prompt_path(worker_id)
-        fsio.atomic_write(path, text)
-        written.append(path)
-    for folder in (run.results_dir, run.logs_dir, run.reports_dir):
-        folder.mkdir(parents=True, exist_ok=True)
-    for path, _, document in documents:
-        if path == project.active_run:
-            active_run.write_file(root, document)  # with its seal (DESIGN §10)
-        else:
-            fsio.write_json(path, document)
-        written.append(path)
+
+def _staged(path: Path, text: str) -> Path:
+    """`text` written and synced to a temporary beside `path` (renamed into place later)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    fsio.atomic_write(Path(tmp), text)
+    return Path(tmp)
+
+
+def write(prepared: Prepared) -> BundleResult:
+    """Write the prepared run: all of it, or nothing (see the module docstring)."""
+    p = prepared
+    project = layout.for_project(p.root)
+    run = project.run(p.run_id)
+    task_json = project.task_json(p.key)
+    runs_dir = run.dir.parent
+    made_runs_dir = not runs_dir.exists()
+    made_task_dir = not task_json.parent.exists()
+    counter: Path | None = None
+    folder: Path | None = None
+    placed = False
+    try:
+        with fsio.locked(task_json):
+            if layout.peek(project, p.key, RUNS) > p.run_number or run.dir.exists():
+                raise StateError(
+                    f"run number {p.run_number} of {p.key} was taken while this run was prepared",
+                    hint="run render-bundle again",
+                )
+            runs_dir.mkdir(parents=True, exist_ok=True)
+            folder = Path(tempfile.mkdtemp(dir=runs_dir, prefix=f".{p.run_id}.", suffix=".tmp"))
+            os.chmod(folder, 0o755)  # mkdtemp's 0700 would be the run folder's mode after the rename
+
+            def inside(path: Path, staging: Path = folder) -> Path:
+                return staging / path.relative_to(run.dir)
+
+            for worker_id, text in p.prompts.items():
+                fsio.atomic_write(inside(run.prompt_path(worker_id)), text)
+            for sub in (run.results_dir, run.logs_dir, run.reports_dir):
+                inside(sub).mkdir(parents=True, exist_ok=True)
+            fsio.atomic_write(inside(run.brief), p.brief.rstrip("\n") + "\n")
+            fsio.write_json(inside(run.team_state), p.team_state.to_dict())
+            fsio.write_json(inside(run.manifest), p.manifest.to_dict())
+            if p.budget is not None:
+                fsio.write_json(inside(run.spend), p.budget)
+            task = fsio.read_json(task_json, what="task file") if task_json.exists() else {"schemaVersion": "1.0"}
+            task.setdefault("sequences", {})[RUNS] = p.run_number
+            counter = _staged(task_json, fsio.dumps(task))
+            # Every byte of the run is down: the run into place, then the active run (with
+            # its seal, DESIGN §10), and the counter last by a rename that needs no space.
+            os.rename(folder, run.dir)
+            folder, placed = None, True
+            active_run.write_file(p.root, p.active.to_dict())
+            os.replace(counter, task_json)
+            counter = None
+    except BaseException:
+        if counter is not None:
+            with contextlib.suppress(OSError):
+                counter.unlink()
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
+        if placed:
+            active_run.end(p.root, p.run_id)  # a pointer half-written to this run goes with it
+            shutil.rmtree(run.dir, ignore_errors=True)
+        _remove_if_empty(runs_dir, made_runs_dir)
+        if made_task_dir:
+            with contextlib.suppress(OSError):
+                task_json.with_name(task_json.name + ".lock").unlink()
+            _remove_if_empty(task_json.parent, True)
+        raise
     return BundleResult(
-        project_root=root,
-        run_id=run_id,
-        run_number=run_number,
-        report_number=report_number,
+        project_root=p.root,
+        run_id=p.run_id,
+        run_number=p.run_number,
+        report_number=p.report_number,
         run_dir=run.dir,
         run_manifest_path=run.manifest,
         team_state_path=run.team_state,
-        active_run_path=active_run.path_for(root),
-        prompt_paths={w: run.prompt_path(w) for w in texts},
-        manifest=manifest,
-        team_state=team_state,
-        written=tuple(written),
+        active_run_path=active_run.path_for(p.root),
+        prompt_paths={w: run.prompt_path(w) for w in p.prompts},
+        manifest=p.manifest,
+        team_state=p.team_state,
+        written=(*(run.prompt_path(w) for w in p.prompts), run.brief, run.team_state, run.manifest, project.active_run),
     )
+
+
+def _remove_if_empty(folder: Path, made: bool) -> None:
+    """Take away a folder this call made when nothing is left in it (and its empty parents
+    up to `.okstra/`), so a refused run leaves the project as it found it."""
+    if not made:
+        return
+    current = folder
+    while current.name != layout.OKSTRA_DIR and current != current.parent:
+        try:
+            current.rmdir()
+        except OSError:
+            return
+        current = current.parent
+
+
+def render(project_root: Path, request: BundleRequest, *, catalog: Catalog | None = None) -> BundleResult:
+    """Prepare and write one run of `request.task_key` when no other run blocks it."""
+    prepared = prepare(project_root, request, catalog=catalog)
+    blocking = blocking_run(prepared.root)
+    if blocking is not None:
+        raise ProblemsFound(blocking.problems())
+    return write(prepared)

@@ -8,7 +8,8 @@ Known keys (anything else is refused naming these):
 
 - `default-workers`   comma-separated provider ids, e.g. `claude,codex`   (env OKSTRA_DEFAULT_WORKERS)
 - `default-executor`  one provider id, the implementer                      (env OKSTRA_DEFAULT_EXECUTOR)
-- `backend`           cli-wrapper | tmux-pane | cmux-pane                   (env OKSTRA_DEFAULT_BACKEND)
+- `backend`           cli-wrapper | tmux-pane | cmux-pane                   (env OKSTRA_DEFAULT_BACKEND);
+                      built-in default: tmux-pane inside tmux ($TMUX set), else cli-wrapper
 - `report-language`   a language tag such as `ko` or `pt-BR`                (env OKSTRA_REPORT_LANGUAGE)
 - `pr-template-path`  a project-relative path to the pull-request template
 - `providers`         catalog overrides (edit the file; `set` refuses it); `prices` per model too
@@ -23,6 +24,7 @@ null: YAML 1.1 would turn `report-language: no` (Norwegian) into False and
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -68,7 +70,11 @@ KEYS: dict[str, Key] = {
         ),
     )
 }
-DEFAULTS: dict[str, str] = {"backend": "cli-wrapper"}
+
+
+def _defaults() -> dict[str, str]:
+    """Built-in defaults; the backend follows where the lead runs (panes inside tmux)."""
+    return {"backend": "tmux-pane" if os.environ.get("TMUX") else "cli-wrapper"}
 
 
 def _known() -> str:
@@ -293,8 +299,9 @@ def effective(name: str, project_root: Path | None, *, files: list[tuple[str, di
     for source, values in reversed(files if files is not None else layers(project_root)):
         if name in values:
             return Value(name, values[name], source)
-    if name in DEFAULTS:
-        return Value(name, DEFAULTS[name], "default")
+    defaults = _defaults()
+    if name in defaults:
+        return Value(name, defaults[name], "default")
     return None
 
 

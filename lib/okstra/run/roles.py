@@ -4,8 +4,10 @@ Sources, highest first, for each setting:
 
 - roster     `--workers P,P`, then `default-workers` (env OKSTRA_DEFAULT_WORKERS,
              project config, global config), then the built-in `claude,codex`;
-- executor   `--executor P`, then `default-executor` (same chain), then the
-             first roster worker;
+             an executor the user names joins the built-in roster (as the
+             original tool did); a roster the user named must hold it;
+- executor   `--executor P`, then `default-executor` (same chain), then
+             `claude` when it is in the roster, else the first roster worker;
 - models     `--role-model ROLE=PROVIDER/MODEL` (repeatable), else the provider's
              default model;
 - language   `--report-language`, then `report-language` (same chain), else none.
@@ -25,8 +27,10 @@ task type dispatches as workers:
 
 `--role-model` pins a role to a provider and model: for analyst, planner,
 verifier and critic it pins (or adds) that provider's holder of the role; for
-implementer it names the executor; for report-writer it moves the role. Each
-of those providers must be in the roster. The lead (`leader`, default
+implementer it names the executor; for report-writer it moves the role. A
+provider outside the roster gets its own worker id (its provider id) and its
+own dispatches: a first-round role is dispatched with the roster, a later
+role (report-writer, translator, ...) by its round. The lead (`leader`, default
 `claude` on its default model, runner native-session) and the translator
 (only when a report language is set; default: the report-writer's worker)
 are resolved outside the roster, and each gets a role execution and a
@@ -120,15 +124,16 @@ class RolePlan:
 # --- sources ---------------------------------------------------------------
 
 
+BUILTIN_ROSTER = "the built-in roster"
+
+
 def _roster(request: PlanRequest, project_root: Path | None, catalog: Catalog) -> tuple[tuple[str, ...], str]:
     if request.workers is not None:
         raw, source = list(request.workers), "--workers"
     else:
         value = config.effective("default-workers", project_root)
         raw, source = (
-            (value.value.split(","), f"default-workers ({value.source})")
-            if value
-            else (list(BUILTIN_WORKERS), "the built-in roster")
+            (value.value.split(","), f"default-workers ({value.source})") if value else (list(BUILTIN_WORKERS), BUILTIN_ROSTER)
         )
     roster = tuple(w.strip() for w in raw if w.strip())
     if not roster:
@@ -175,7 +180,7 @@ def _executor(
         if value is not None:
             executor, source, explicit = value.value, f"default-executor {value.value} ({value.source})", True
         else:
-            return roster[0], "the first roster worker", False
+            return _default_executor(roster), "the default executor", False
     _provider(catalog, executor, source)
     for pin in implementer_pins:
         if pin.provider != executor:
@@ -190,6 +195,17 @@ def _executor(
             hint=f"add it with --workers {','.join((*roster, executor))}{other}",
         )
     return executor, source, explicit
+
+
+def _default_executor(roster: tuple[str, ...]) -> str:
+    return LEADER_PROVIDER if LEADER_PROVIDER in roster else roster[0]
+
+
+def _join_builtin(roster: tuple[str, ...], roster_source: str, executor: str | None) -> tuple[str, ...]:
+    """A named executor joins the built-in roster (never a roster the user named)."""
+    if roster_source == BUILTIN_ROSTER and executor and executor not in roster:
+        return (*roster, executor)
+    return roster
 
 
 def _language(request: PlanRequest, project_root: Path | None) -> str | None:
@@ -224,9 +240,7 @@ def _default_placements(
     return placed
 
 
-def _apply_pins(
-    placed: list[Placement], pins: list[RoleModel], roster: tuple[str, ...], catalog: Catalog
-) -> tuple[list[Placement], list[Placement]]:
+def _apply_pins(placed: list[Placement], pins: list[RoleModel], catalog: Catalog) -> tuple[list[Placement], list[Placement]]:
     """Worker placements with pins applied, and the leader/translator pins."""
     outside: list[Placement] = []
     seen: set[tuple[str, str]] = set()
@@ -241,11 +255,6 @@ def _apply_pins(
         if pin.role in (LEADER, TRANSLATOR):
             outside.append(Placement(pin.role, LEADER_ID if pin.role == LEADER else pin.provider, pin.provider, model_id, source))
             continue
-        if pin.provider not in roster:
-            raise RefusedError(
-                f"{source}: {pin.provider!r} is not in the roster ({', '.join(roster)})",
-                hint=f"add it with --workers {','.join((*roster, pin.provider))}",
-            )
         pinned = Placement(pin.role, pin.provider, pin.provider, model_id, source)
         if BY_NAME[pin.role].pin == PIN_SINGLE:
             placed = [p for p in placed if p.role != pin.role] + [pinned]
@@ -294,14 +303,19 @@ def plan(request: PlanRequest, catalog: Catalog, project_root: Path | None = Non
             )
     roster, roster_source = _roster(request, project_root, catalog)
     if request.task_type == "implementation" or request.executor is not None:
+        named = request.executor or next((p.provider for p in pins if p.role == "implementer"), None)
+        if named is None and request.task_type == "implementation":
+            value = config.effective("default-executor", project_root)
+            named = value.value if value else None
+        roster = _join_builtin(roster, roster_source, named.strip() if named else None)
         executor, executor_source, explicit = _executor(request, project_root, roster, roster_source, catalog, pins)
     else:
-        executor, executor_source, explicit = roster[0], "the first roster worker", False
+        executor, executor_source, explicit = _default_executor(roster), "the default executor", False
     language = _language(request, project_root)
 
     executor_model = catalog.provider(executor).default_model if explicit else None
     placed = _default_placements(request.task_type, roster, executor, executor_source, executor_model)
-    placed, outside = _apply_pins(placed, pins, roster, catalog)
+    placed, outside = _apply_pins(placed, pins, catalog)
 
     leader = next((p for p in outside if p.role == "leader"), None)
     if leader is None:
@@ -339,7 +353,7 @@ def plan(request: PlanRequest, catalog: Catalog, project_root: Path | None = Non
         model = provider.model(models[worker_id])
         roles = tuple(sorted({e.role for e in mine}, key=order.__getitem__))
         assignments.append(Assignment(worker_id, provider.id, model.id, model.cli_model, provider.runner, roles))
-        if worker_id in roster:
+        if worker_id in roster or any(e.role in TASK_ROLES[request.task_type] for e in mine):
             first = min(mine, key=lambda e: FIRST_ROUND_ORDER.index(e.role))
             first_round.append(first)
     return RolePlan(

@@ -1,7 +1,10 @@
 """Later rounds of a run: the report writer, re-verification, critique, translation.
 
 render-bundle dispatches each worker's first-round role; the manifest's role
-executions name who plays the later ones. `prepare()` adds, for each worker
+executions name who plays the later ones (a worker pinned outside the roster,
+e.g. a translator on another provider, gets its first dispatch here). Every
+later prompt carries the run's task brief (`brief.md`) before what the round
+works from. `prepare()` adds, for each worker
 holding the role, a new pending attempt (fresh prompt, result, log and
 heartbeat paths from the run layout, so no earlier file is ever read as the
 new result) with a prompt for that role, under the team-state lock.
@@ -44,6 +47,14 @@ class Round:
 
 
 def _brief(role: str, state: TeamState, run: layout.RunLayout, manifest: RunManifest) -> str:
+    """The run's task brief (render-bundle's --brief), then what this round works from."""
+    inputs = _inputs(role, state, run, manifest)
+    if not run.brief.exists():  # a run prepared before briefs were kept
+        return inputs
+    return fsio.read_text(run.brief, what="task brief").strip() + "\n\n" + inputs
+
+
+def _inputs(role: str, state: TeamState, run: layout.RunLayout, manifest: RunManifest) -> str:
     if role == roles.TRANSLATOR:
         report = run.report_markdown(manifest.task_type, manifest.report_number)
         if not report.exists():
@@ -87,8 +98,14 @@ def prepare(handle: layout.Run, role: str, workers: tuple[str, ...] = ()) -> Rou
     round_name = roles.round_of(role)
     added: list[Dispatch] = []
 
+    def newest_attempt(state: TeamState, worker_id: str) -> int:
+        """0 for a worker with no dispatch yet (a role pinned outside the roster: its own identity)."""
+        return max((d.attempt for d in state.dispatches if d.worker_id == worker_id), default=0)
+
     def check(state: TeamState) -> str:
         for holder in holders:
+            if not newest_attempt(state, holder.worker_id):
+                continue
             newest = state.find(holder.worker_id)
             if not newest.terminal:
                 raise RefusedError(
@@ -101,7 +118,7 @@ def prepare(handle: layout.Run, role: str, workers: tuple[str, ...] = ()) -> Rou
         brief = check(state)  # again under the lock: the state may have moved on
         new: list[Dispatch] = []
         for holder in holders:
-            attempt = state.find(holder.worker_id).attempt + 1
+            attempt = newest_attempt(state, holder.worker_id) + 1
             dispatch = layout.new_attempt(
                 run,
                 worker_id=holder.worker_id,

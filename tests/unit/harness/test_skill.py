@@ -81,3 +81,12 @@ def test_every_command_the_skill_names_answers_help(words):
     done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, f"`{' '.join(words)} --help` failed: {done.stderr.strip()}"
     assert done.stdout.startswith("Summary:")
+
+
+def test_the_skill_walks_brief_to_the_end_of_a_run():
+    named = {w[0] for w in NAMED}
+    assert {"render-bundle", "team-teardown", "run-end"} <= named
+    assert "--brief-file BRIEF" in TEXT and "acceptance criteria" in TEXT
+    assert TEXT.index("--brief") < TEXT.index("team-dispatch") < TEXT.index("run-end --run-manifest M")
+    assert "stage N/<total> start" in TEXT and "stage N done → next" in TEXT
+    assert "--replace-active" in TEXT and "--allow-dirty" in TEXT

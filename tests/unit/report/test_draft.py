@@ -26,7 +26,8 @@ def _finish(run, worker, text, usage):
 
 def _run_with_writer(project, block: str):
     made = bundle.render(
-        project, bundle.BundleRequest("demo/draft", "analysis", workers=("claude", "codex"), backend="cli-wrapper")
+        project,
+        bundle.BundleRequest("demo/draft", "analysis", brief="a test task", workers=("claude", "codex"), backend="cli-wrapper"),
     )
     run = for_project(project).run(made.run_id)
     _finish(run, "claude", "# A\n", Usage(100, 10, 50, 0.25))
@@ -70,7 +71,9 @@ def test_a_result_without_a_json_block_is_refused(project):
 
 
 def test_no_report_writer_is_refused_unless_a_skeleton_is_asked(project):
-    made = bundle.render(project, bundle.BundleRequest("demo/draft", "analysis", workers=("claude",), backend="cli-wrapper"))
+    made = bundle.render(
+        project, bundle.BundleRequest("demo/draft", "analysis", brief="a test task", workers=("claude",), backend="cli-wrapper")
+    )
     with pytest.raises(errors.RefusedError, match="--skeleton"):
         draft.draft(open_run(made.run_manifest_path))
     done = draft.draft(open_run(made.run_manifest_path), skeleton_only=True)

@@ -9,7 +9,7 @@ import pytest
 from conftest import tree_snapshot
 from okstra.commands import render_bundle
 from okstra.core import schemas
-from okstra.core.errors import InputError, RefusedError
+from okstra.core.errors import InputError, ProblemsFound, RefusedError
 from okstra.model import active_run, run_manifest, team_state
 from okstra.model.dispatch import Dispatch, Estimate, FailoverFrom, ScopeCheck
 from okstra.model.run_manifest import TASK_TYPES, RunManifest
@@ -22,7 +22,10 @@ def _render(project, **kw):
     kw.setdefault("task_key", "feature/demo")
     kw.setdefault("task_type", "analysis")
     kw.setdefault("workers", ["claude", "codex"])
-    return bundle.render(project, bundle.BundleRequest(**kw))
+    kw.setdefault("brief", "a test task")
+    # The steps without the concurrent-run gate (tested on its own): runs rendered one
+    # after another here never ran their workers.
+    return bundle.write(bundle.prepare(project, bundle.BundleRequest(**kw)))
 
 
 @pytest.mark.parametrize("task_type", TASK_TYPES)
@@ -87,6 +90,7 @@ def test_run_numbers_move_on_while_the_free_report_number_is_reused(project):
 
 def test_the_lead_pane_defaults_to_tmux_pane_with_the_tmux_backend(project, monkeypatch):
     monkeypatch.setenv("TMUX_PANE", "%12")
+    monkeypatch.delenv("TMUX", raising=False)
     assert _render(project, backend="tmux-pane").manifest.lead_pane_id == "%12"
     assert _render(project, backend="cli-wrapper").manifest.lead_pane_id is None
     assert _render(project, backend="tmux-pane", lead_pane="%3").manifest.lead_pane_id == "%3"
@@ -140,10 +144,11 @@ def test_a_hostile_tmux_pane_value_is_refused(project, monkeypatch):
 
 
 def test_main_prints_json_and_human_lines(project, capsys):
-    assert render_bundle.main(["--task-key", "feature/demo", "--task-type", "analysis", "--workers", "claude", "--json"]) == 0
+    argv = ["--task-key", "feature/demo", "--task-type", "analysis", "--workers", "claude", "--brief", "a test task"]
+    assert render_bundle.main([*argv, "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert {"runId", "runDir", "runManifestPath", "teamStatePath"} <= set(doc)
-    assert render_bundle.main(["--task-key", "feature/demo", "--task-type", "analysis", "--workers", "claude"]) == 0
+    assert render_bundle.main([*argv, "--replace-active"]) == 0
     out = capsys.readouterr().out
     assert "runId: feature--demo--r002\n" in out and "teamStatePath: .okstra/runs/feature--demo--r002/team-state.json\n" in out
 
@@ -188,3 +193,65 @@ def test_the_active_run_schema_lists_exactly_the_active_run_fields():
     schema = _schema("active-run")
     fields = set(active_run.ActiveRun("r", "a/b", "analysis", "d", "m", "dispatch").to_dict())
     assert set(schema["properties"]) == set(schema["required"]) == fields
+
+
+# --- issue 11: brief, gates, backend, all-or-nothing -------------------------------
+
+
+def test_the_brief_reaches_every_prompt_and_is_kept_for_later_rounds(project):
+    result = _render(project, brief="Make greet() handle names with spaces.\nAcceptance: tests pass.")
+    for path in result.prompt_paths.values():
+        assert "Make greet() handle names with spaces." in path.read_text()
+    assert (result.run_dir / "brief.md").read_text().startswith("Make greet()")
+
+
+@pytest.mark.parametrize("brief", [None, "   "])
+def test_a_run_without_a_brief_is_refused_and_nothing_written(project, brief):
+    before = tree_snapshot(project)
+    with pytest.raises(InputError, match="--brief"):
+        _render(project, brief=brief)
+    assert tree_snapshot(project) == before
+
+
+def test_the_backend_defaults_to_panes_inside_tmux_and_processes_outside(project, monkeypatch):
+    monkeypatch.setenv("TMUX", "/tmp/tmux-1000/default,1,0")
+    monkeypatch.setenv("TMUX_PANE", "%4")
+    assert _render(project).manifest.terminal_backend == "tmux-pane"
+    monkeypatch.delenv("TMUX")
+    assert _render(project).manifest.terminal_backend == "cli-wrapper"
+
+
+def test_tmux_pane_without_a_lead_pane_is_refused_before_writing(project, monkeypatch):
+    monkeypatch.delenv("TMUX_PANE", raising=False)
+    before = tree_snapshot(project)
+    with pytest.raises(RefusedError, match="needs the lead's pane"):
+        _render(project, backend="tmux-pane")
+    assert tree_snapshot(project) == before
+
+
+def test_an_active_run_with_unfinished_workers_blocks_the_next_render(project):
+    first = _render(project)
+    before = tree_snapshot(project)
+    with pytest.raises(ProblemsFound) as refused:
+        bundle.render(project, bundle.BundleRequest("feature/other", "analysis", brief="x"))
+    assert refused.value.problems[0].startswith(f"run {first.run_id} (task feature/demo, analysis) is still active")
+    assert "--replace-active" in refused.value.problems[1]
+    assert tree_snapshot(project) == before
+
+
+def test_a_failed_write_leaves_no_run_and_no_counter(project, monkeypatch):
+    _render(project)
+    before = tree_snapshot(project)
+    real = bundle.fsio.write_json
+
+    def disk_full(path, document):
+        if path.name == "run-manifest.json":
+            raise OSError(28, "No space left on device")
+        return real(path, document)
+
+    monkeypatch.setattr(bundle.fsio, "write_json", disk_full)
+    with pytest.raises(OSError):
+        _render(project)
+    assert tree_snapshot(project) == before
+    monkeypatch.setattr(bundle.fsio, "write_json", real)
+    assert _render(project).run_number == 2

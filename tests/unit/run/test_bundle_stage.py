@@ -33,8 +33,10 @@ def _plan(project: Path, *, approve: str | None = "approved") -> str:
     return rel
 
 
-def _stage(project: Path, n: int, plan: str | None) -> bundle.BundleResult:
-    request = bundle.BundleRequest(KEY, "implementation", workers=("claude", "codex"), backend="cli-wrapper", stage=n, plan=plan)
+def _stage(project: Path, n: int, plan: str | None, *, allow_dirty: bool = True) -> bundle.BundleResult:
+    request = bundle.BundleRequest(
+        KEY, "implementation", workers=("claude", "codex"), backend="cli-wrapper", stage=n, plan=plan, allow_dirty=allow_dirty
+    )
     return bundle.render(project, request)
 
 
@@ -86,3 +88,40 @@ def test_stage_without_plan_and_plan_without_stage_are_usage_errors(project):
 def test_a_plan_outside_the_project_is_refused(project, tmp_path):
     with pytest.raises(errors.PathEscapeError):
         _stage(project, 1, str(tmp_path / "elsewhere.md"))
+
+
+def _git(project: Path, *args: str) -> str:
+    import subprocess
+
+    git = ["git", "-C", str(project), "-c", "user.name=t", "-c", "user.email=t@t.invalid"]
+    return subprocess.run([*git, *args], check=True, capture_output=True, text=True).stdout.strip()
+
+
+def test_a_stage_render_takes_the_stages_plan_text_as_its_brief(project):
+    made = _stage(project, 1, _plan(project))
+    text = (made.run_dir / "brief.md").read_text()
+    assert text.startswith("Implementation stage 1 of the approved plan")
+    assert "Limiter core and Lua script" in text and "`api/limiter/**`" in text
+    assert "Limiter core and Lua script" in next(iter(made.prompt_paths.values())).read_text()
+
+
+def test_git_reconcile_refuses_a_dirty_tree_or_another_head_unless_allow_dirty(project):
+    (project / "tracked.txt").write_text("one\n")
+    _git(project, "add", "tracked.txt")
+    _git(project, "commit", "-qm", "one")
+    base = _git(project, "rev-parse", "HEAD")
+    plan = _plan(project)
+    stage_queue.record(for_project(project), KEY, 1, "done", base[:12])
+    (project / "tracked.txt").write_text("two\n")
+    (project / "untracked.txt").write_text("never blocks\n")
+    with pytest.raises(errors.ProblemsFound) as refused:
+        _stage(project, 2, plan, allow_dirty=False)
+    assert refused.value.problems[0] == "stage 2 cannot start here: uncommitted changes to tracked files: tracked.txt"
+    assert not active_run.path_for(project).exists()
+    _git(project, "commit", "-qam", "two")
+    with pytest.raises(errors.ProblemsFound) as refused:
+        _stage(project, 2, plan, allow_dirty=False)
+    assert refused.value.problems[0].startswith("stage 2 cannot start here: HEAD is ")
+    assert f"base commit {base[:12]}" in refused.value.problems[0]
+    _git(project, "reset", "-q", "--hard", base)
+    assert _stage(project, 2, plan, allow_dirty=False).manifest.base_commit == base[:12]

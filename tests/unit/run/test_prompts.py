@@ -15,7 +15,9 @@ from okstra.run import bundle, catalog, prompts
 
 @pytest.fixture
 def run(project):
-    result = bundle.render(project, bundle.BundleRequest("feature/demo", "analysis", workers=["claude", "kimi"]))
+    result = bundle.render(
+        project, bundle.BundleRequest("feature/demo", "analysis", brief="a test task", workers=["claude", "kimi"])
+    )
     manifest = run_manifest.load(result.run_manifest_path)
     state = team_state.load(result.team_state_path)
     return project, manifest, state, catalog.load(project)
@@ -105,7 +107,10 @@ def test_an_empty_prompt_lacks_every_header(run):
 
 def test_the_implementer_prompt_names_the_stage_boundary(project):
     result = bundle.render(
-        project, bundle.BundleRequest("feature/demo", "implementation", workers=["codex", "claude"], executor="codex")
+        project,
+        bundle.BundleRequest(
+            "feature/demo", "implementation", brief="a test task", workers=["codex", "claude"], executor="codex"
+        ),
     )
     text = result.prompt_paths["codex"].read_text()
     assert "**Forbidden Actions:** editing files the approved plan does not name" in text

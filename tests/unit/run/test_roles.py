@@ -205,10 +205,6 @@ def test_refuses_an_implementer_pin_that_disagrees_with_the_executor():
             {"role_models": ["analyst=codex/GPT-5 Codex"]},
             "--role-model analyst=codex/GPT-5 Codex: provider 'codex' has no model id 'GPT-5 Codex'; use the model id 'gpt-5-codex'",
         ),
-        (
-            {"role_models": ["analyst=grok/grok-4"]},
-            "--role-model analyst=grok/grok-4: 'grok' is not in the roster (claude, codex); add it with --workers claude,codex,grok",
-        ),
     ],
 )
 def test_refuses_unknown_providers_and_models_listing_the_known_ones(kw, message):
@@ -274,3 +270,34 @@ def test_an_unknown_provider_in_config_is_refused_naming_its_source(project):
     _config(project / ".okstra" / "config.yaml", "default-workers: claude,nope\n")
     with pytest.raises(RefusedError, match=r"default-workers \(project .*config.yaml\): unknown provider 'nope'"):
         _plan(project, task_type="analysis", workers=None)
+
+
+# --- the original tool's roster rules (issue 11) ---------------------------------
+
+
+def test_a_named_executor_joins_the_built_in_roster():
+    plan = _plan(task_type="implementation", workers=None, executor="kimi")
+    assert (plan.roster, plan.executor) == (("claude", "codex", "kimi"), "kimi")
+    assert ("kimi", "implementer") in [(e.worker_id, e.role) for e in plan.first_round]
+
+
+def test_the_default_executor_is_claude_not_the_first_roster_worker():
+    assert _plan(task_type="implementation", workers=["codex", "claude"]).executor == "claude"
+    assert _plan(task_type="implementation", workers=["codex", "grok"]).executor == "codex"
+
+
+def test_a_translator_outside_the_roster_gets_its_own_worker_for_its_round():
+    plan = _plan(task_type="analysis", role_models=["translator=kimi/kimi-k2"], report_language="ko")
+    assert [(a.worker_id, a.model_id, a.roles) for a in plan.assignments if a.worker_id == "kimi"] == [
+        ("kimi", "kimi-k2", ("translator",))
+    ]
+    assert [e.worker_id for e in plan.first_round] == ["claude", "codex"]
+
+
+def test_a_first_round_role_outside_the_roster_is_dispatched_with_the_roster():
+    plan = _plan(task_type="analysis", role_models=["analyst=grok/grok-4"])
+    assert [(e.worker_id, e.role, e.model_id) for e in plan.first_round] == [
+        ("claude", "analyst", "claude-sonnet-4-5"),
+        ("codex", "analyst", "gpt-5-codex"),
+        ("grok", "analyst", "grok-4"),
+    ]

@@ -12,7 +12,8 @@ from okstra.run import bundle, catalog, prompts, rounds
 
 def _run(project, task_type="analysis"):
     made = bundle.render(
-        project, bundle.BundleRequest("demo/round", task_type, workers=("claude", "codex"), backend="cli-wrapper")
+        project,
+        bundle.BundleRequest("demo/round", task_type, brief="a test task", workers=("claude", "codex"), backend="cli-wrapper"),
     )
     return made, for_project(project).run(made.run_id)
 

@@ -79,6 +79,11 @@ class Backend(ABC):
     name: ClassVar[str]
     has_panes: ClassVar[bool]
 
+    def unusable_here(self) -> str | None:
+        """Why this backend cannot work on this machine now (checked at render-bundle, so a
+        run is never prepared for a terminal that is not there), or None."""
+        return None
+
     @abstractmethod
     def check_pane_id(self, value: str, source: str) -> str:
         """Return `value` when it is one of this backend's ids; else raise StateError."""
@@ -107,16 +112,25 @@ def bad_pane_id(backend: str, value: object, source: str) -> StateError:
     )
 
 
-def for_run(run: Run, *, env: Mapping[str, str] | None = None) -> Backend:
-    """The backend the run's manifest names (the one place that branches on `terminalBackend`)."""
-    manifest = run.manifest
+def unusable(name: str, project_root: Path, lead_pane_id: str | None) -> str | None:
+    """Why backend `name` cannot work here (no tmux, no cmux, a lead pane not on the server), or None."""
+    return _classes()[name](run_id="", project_root=Path(project_root), lead_pane_id=lead_pane_id).unusable_here()
+
+
+def _classes() -> dict[str, type[Backend]]:
     from okstra.team.backends import cmux, subprocess, tmux
 
-    chosen = {
+    return {
         tmux.TmuxBackend.name: tmux.TmuxBackend,
         cmux.CmuxBackend.name: cmux.CmuxBackend,
         subprocess.SubprocessBackend.name: subprocess.SubprocessBackend,
-    }.get(manifest.terminal_backend)
+    }
+
+
+def for_run(run: Run, *, env: Mapping[str, str] | None = None) -> Backend:
+    """The backend the run's manifest names (the one place that branches on `terminalBackend`)."""
+    manifest = run.manifest
+    chosen = _classes().get(manifest.terminal_backend)
     if chosen is None:
         raise StateError(
             f"run manifest {manifest.run_id}: terminalBackend {manifest.terminal_backend!r} is not known",

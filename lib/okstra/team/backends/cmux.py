@@ -57,6 +57,9 @@ class CmuxBackend(Backend):
     def call(self, args: Sequence[str], *, check: bool = True) -> proc.Completed:
         return proc.run(["cmux", *args], check=check, timeout=30)
 
+    def unusable_here(self) -> str | None:
+        return "cmux is not installed here (not on PATH)" if not proc.available("cmux") else None
+
     def check_pane_id(self, value: str, source: str) -> str:
         if not isinstance(value, str) or not SURFACE_ID.match(value):
             raise bad_pane_id(self.name, value, source)

@@ -151,6 +151,17 @@ class TmuxBackend(Backend):
             raise bad_pane_id(self.name, value, source)
         return value
 
+    def unusable_here(self) -> str | None:
+        if not proc.available("tmux"):
+            return "tmux is not installed here (not on PATH)"
+        lead = self.lead_pane_id or os.environ.get("TMUX_PANE")
+        if not lead:
+            return "no lead pane: not inside tmux ($TMUX_PANE is not set) and no --lead-pane"
+        done = self.call([["display-message", "-p", "-t", lead, "#{pane_id}"]], check=False)
+        if done.returncode != 0 or done.stdout.strip() != lead:
+            return f"the lead pane {lead} is not on the tmux server: {done.stderr.strip() or 'no answer'}"
+        return None
+
     def lead(self) -> str:
         lead = self.lead_pane_id or os.environ.get("TMUX_PANE")
         if not lead:
