@@ -13,7 +13,7 @@ setup() {
 
 
 @test "names the unplanned file a codex implementer wrote and the planned file it deleted, and exits 1" {
-  stage_run
+  stage_run --replace-active
   OKSTRA_FAKE_EDITS="write:notes/unplanned.txt;delete:api/limiter/core.py" team-dispatch >/dev/null 2>&1
   wait_workers
   run --separate-stderr stage-check
@@ -28,7 +28,7 @@ setup() {
 }
 
 @test "records the scope verdict on the implementer's dispatch when its run ends" {
-  stage_run
+  stage_run --replace-active
   OKSTRA_FAKE_EDITS="write:api/limiter/new.py;write:docs/notes.md" team-dispatch >/dev/null 2>&1
   wait_workers
   python3 - "$STAGE_RUN_DIR/team-state.json" <<'PY'
@@ -40,7 +40,7 @@ PY
 }
 
 @test "passes when every change is planned, renames and commits included" {
-  stage_run
+  stage_run --replace-active
   git mv api/limiter/core.py api/limiter/take.py
   git commit -q -m "rename inside the plan"
   mkdir -p tests/limiter && printf 'x\n' > tests/limiter/test_take.py
@@ -51,7 +51,7 @@ PY
 }
 
 @test "a rename out of the plan is out of scope, and .okstra/ is never counted" {
-  stage_run
+  stage_run --replace-active
   git mv api/limiter/shared.py lib_shared.py
   mkdir -p .okstra/scratch && printf 'x\n' > .okstra/scratch/note
   run stage-check
@@ -61,11 +61,11 @@ PY
 }
 
 @test "refuses a run without an approved stage, and a bad --base, with exit 2 and one line" {
-  render-bundle --task-key feature/demo --task-type analysis --workers claude >/dev/null
+  render-bundle --brief "a test task" --task-key feature/demo --task-type analysis --workers claude >/dev/null
   run --separate-stderr stage-check
   assert_failure 2
   [ "$stderr" = "stage-check: run feature--demo--r001 has no approved stage; stage-check checks an implementation stage (render-bundle --stage N --plan PLAN)" ]
-  stage_run
+  stage_run --replace-active
   run --separate-stderr stage-check --base 'HEAD; rm -rf /'
   assert_failure 2
   [ "$(printf '%s\n' "$stderr" | wc -l)" -eq 1 ]
@@ -74,7 +74,7 @@ PY
 }
 
 @test "stage-record done is refused while stage-check fails, and a user's scope waiver lets it through" {
-  stage_run
+  stage_run --replace-active
   OKSTRA_FAKE_EDITS="write:notes/unplanned.txt;delete:api/limiter/core.py" team-dispatch >/dev/null 2>&1
   wait_workers
   git add -A && git commit -q -m "stage 1"

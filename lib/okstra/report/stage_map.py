@@ -1,8 +1,9 @@
 """The Stage Map of an implementation plan (DESIGN §7).
 
 Read from the structured data beside the plan (`plan.md` -> `plan.data.json`,
-`implementationPlanning.stageMap`) when it exists, else from the Markdown table
-under the plan's `## Stage Map` heading:
+`implementationPlanning.stageMap`) when it exists with `schemaVersion` "2.0",
+else (no data file, or one of another version) from the Markdown table under
+the plan's `## Stage Map` heading:
 
     | Stage | Title | Depends On | Steps | Exit Contract |
     |---|---|---|---|---|
@@ -308,9 +309,13 @@ def load(plan_path: Path, *, root: Path | None = None) -> StageMap:
     def label(path: Path) -> str:
         return paths.relative(root, path) if root is not None and paths.is_inside(path.resolve(), root.resolve()) else str(path)
 
-    if data_path.exists() or plan_path == data_path:
+    doc = fsio.read_json(data_path, what="plan data file") if data_path.exists() or plan_path == data_path else None
+    # A data file of another schema version (the original tool's) does not hold a 2.0 stage
+    # map: the plan's Markdown table is read instead, as the original tool did (DESIGN §7).
+    older = plan_path != data_path and isinstance(doc, Mapping) and doc.get("schemaVersion") != SCHEMA_VERSION
+    if doc is not None and not older:
         source, origin = data_path, "data"
-        raw_rows = _data_rows(fsio.read_json(data_path, what="plan data file"), label(data_path), problems)
+        raw_rows = _data_rows(doc, label(data_path), problems)
     else:
         source, origin = plan_path, "markdown"
         raw_rows = _markdown_rows(fsio.read_text(plan_path, what="plan"), label(plan_path), problems)

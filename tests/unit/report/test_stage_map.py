@@ -168,9 +168,21 @@ def test_data_rows_are_checked_with_json_paths(tmp_path):
         assert words in problems
 
 
-def test_an_unreadable_or_wrong_version_data_file_is_an_input_error(tmp_path):
-    with pytest.raises(InputError, match="schemaVersion"):
-        sm.load(_data(tmp_path, [], version="1.0"))
+def test_a_data_file_of_another_version_falls_back_to_the_plans_markdown_table(tmp_path):
+    plan = _data(tmp_path, [], version="1.0")
+    plan.write_text(
+        "# Plan\n\n## Stage Map\n\n| Stage | Title | Depends On | Steps | Exit Contract |\n|---|---|---|---|---|\n"
+        "| 1 | Core | none | 3 | tests pass |\n",
+        encoding="utf-8",
+    )
+    smap = sm.load(plan)
+    assert (smap.origin, smap.row(1).title) == ("markdown", "Core")
+    with pytest.raises(InputError, match="schemaVersion"):  # named directly, it is still checked
+        sm.load(tmp_path / "plan.data.json")
+
+
+def test_an_unreadable_data_file_is_an_input_error(tmp_path):
+    _data(tmp_path, [])
     (tmp_path / "plan.data.json").write_text("{nope", encoding="utf-8")
     with pytest.raises(InputError, match="not valid JSON at line 1"):
         sm.load(tmp_path / "plan.md")
