@@ -101,11 +101,11 @@ PY
   run render-final-report "$data" --json
   assert_success
   [[ "$output" == *'"problems": []'* ]]
-  grep -q '^> \*\*Lead-authored fallback: report-writer dispatch report-writer (attempt 2) failed' "${data%.data.json}.md"
+  grep -q '^| Lead-authored fallback | report-writer dispatch failed — `no result after 900 s' "${data%.data.json}.md"
   sed -i 's/API rate limit reached/timeout/' "$data"
   run --separate-stderr render-final-report "$data"
   assert_failure 1
-  [[ "$stderr" == "render-final-report: \$.leadAuthoredFallback.failureReason: differs from the reason recorded"* ]]
+  [[ "$stderr" == "render-final-report: \$.header.leadAuthoredFallback.dispatchFailureReason: differs from the reason recorded"* ]]
 }
 
 @test "--help shows usage, exit codes and an example" {

@@ -73,11 +73,10 @@ def fallback_note(document: Mapping[str, Any]) -> str | None:
     """The one header line that says why a lead wrote this report, or None."""
     if not validate.is_lead_fallback(document):
         return None
-    fb = document["leadAuthoredFallback"]
-    failed = fb["failedDispatch"]
+    fb = document["header"]["leadAuthoredFallback"]
     return (
-        f"Lead-authored fallback: report-writer dispatch {failed['workerId']} (attempt {failed['attempt']}) "
-        f"failed ({oneline(fb['failureReason'])}); the user approved REPORT AUTHORING in {fb['approvalSidecar']}."
+        f"Lead-authored fallback: report-writer dispatch failed — `{oneline(fb['dispatchFailureReason'])}`; "
+        f"permitted by the user in `{fb['approvalSidecar']}`"
     )
 
 

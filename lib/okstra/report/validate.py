@@ -84,35 +84,27 @@ def cross_file_problems(document: Mapping[str, Any], project_root: Path) -> list
     """Facts of a (schema-valid) lead-authored fallback that the run's files must confirm."""
     if not is_lead_fallback(document):
         return []
-    header, fallback = document["header"], document["leadAuthoredFallback"]
+    header = document["header"]
+    fallback = header["leadAuthoredFallback"]
     root = Path(project_root)
     run = run_layout.for_project(root).run(header["runId"])
     found: list[str] = []
-    where = "$.leadAuthoredFallback"
+    where = "$.header.leadAuthoredFallback"
 
     if not run.team_state.is_file():
         found.append(f"$.header.runId: run {header['runId']!r} has no team state at {run.relative(run.team_state)}")
     else:
         state = team_state.load(run.team_state)
-        worker, attempt = fallback["failedDispatch"]["workerId"], fallback["failedDispatch"]["attempt"]
-        record = next((d for d in state.dispatches if d.key == (worker, attempt)), None)
         source = run.relative(run.team_state)
-        if record is None:
-            found.append(f"{where}.failedDispatch: {source} records no dispatch of {worker!r} attempt {attempt}")
-        else:
-            if record.role != roles.REPORT_WRITER:
-                found.append(
-                    f"{where}.failedDispatch.workerId: {worker!r} is a {record.role} in {source}, not a {roles.REPORT_WRITER}"
-                )
-            if record.status not in FAILED_STATUSES:
-                found.append(
-                    f"{where}.failedDispatch: {worker!r} attempt {attempt} has status {record.status!r} in {source}, not a failure"
-                )
-            if record.reason != fallback["failureReason"]:
-                found.append(
-                    f"{where}.failureReason: differs from the reason recorded for {worker!r} attempt {attempt} "
-                    f"in {source}: {record.reason!r}"
-                )
+        failed = [d for d in state.dispatches if d.role == roles.REPORT_WRITER and d.status in FAILED_STATUSES]
+        if not failed:
+            found.append(f"{where}: {source} records no failed {roles.REPORT_WRITER} dispatch")
+        elif not any(d.reason == fallback["dispatchFailureReason"] for d in failed):
+            recorded = "; ".join(f"{d.worker_id} attempt {d.attempt}: {d.reason!r}" for d in failed)
+            found.append(
+                f"{where}.dispatchFailureReason: differs from the reason recorded for every failed "
+                f"{roles.REPORT_WRITER} dispatch in {source} ({recorded})"
+            )
 
     sidecar_path = paths.resolve_inside(root, fallback["approvalSidecar"], source=f"{where}.approvalSidecar")
     shown = fallback["approvalSidecar"]

@@ -121,40 +121,31 @@ def test_the_fallback_fixture_passes_every_cross_file_check(project):
 
 def test_a_reason_that_differs_from_the_recorded_one_is_a_problem(project):
     _, doc = _fallback(project)
-    doc["leadAuthoredFallback"]["failureReason"] = "it timed out"
+    doc["header"]["leadAuthoredFallback"]["dispatchFailureReason"] = "it timed out"
     found = validate.problems(doc, project)
     assert len(found) == 1
     assert found[0].startswith(
-        "$.leadAuthoredFallback.failureReason: differs from the reason recorded for 'report-writer' attempt 2"
+        "$.header.leadAuthoredFallback.dispatchFailureReason: differs from the reason recorded for every failed "
+        "report-writer dispatch"
     )
     assert "API rate limit reached" in found[0]
 
 
 def test_the_reason_must_match_verbatim_not_just_loosely(project):
     _, doc = _fallback(project)
-    doc["leadAuthoredFallback"]["failureReason"] += " "
-    assert [p.split(":")[0] for p in validate.problems(doc, project)] == ["$.leadAuthoredFallback.failureReason"]
-
-
-def test_the_failed_dispatch_must_be_recorded(project):
-    _, doc = _fallback(project)
-    doc["leadAuthoredFallback"]["failedDispatch"]["attempt"] = 3
-    assert validate.problems(doc, project) == [
-        f"$.leadAuthoredFallback.failedDispatch: {reportfix.FALLBACK_TEAM_STATE} records no dispatch of 'report-writer' attempt 3"
-    ]
+    doc["header"]["leadAuthoredFallback"]["dispatchFailureReason"] += " "
+    assert [p.split(":")[0] for p in validate.problems(doc, project)] == ["$.header.leadAuthoredFallback.dispatchFailureReason"]
 
 
 def test_the_failed_dispatch_must_be_a_report_writer_that_failed(project):
     _, doc = _fallback(project)
-    doc["leadAuthoredFallback"]["failedDispatch"]["workerId"] = "analyst-claude"
-    doc["leadAuthoredFallback"]["failedDispatch"]["attempt"] = 1
-    found = validate.problems(doc, project)
-    assert [p.split(":")[0] for p in found] == [
-        "$.leadAuthoredFallback.failedDispatch.workerId",
-        "$.leadAuthoredFallback.failedDispatch",
-        "$.leadAuthoredFallback.failureReason",
+    for attempt in (1, 2):
+        team_state.update_dispatch(
+            project / reportfix.FALLBACK_TEAM_STATE, "report-writer", attempt, lambda d: d.evolve(status="completed", reason=None)
+        )
+    assert validate.problems(doc, project) == [
+        f"$.header.leadAuthoredFallback: {reportfix.FALLBACK_TEAM_STATE} records no failed report-writer dispatch"
     ]
-    assert "is a analyst in" in found[0] and "'completed'" in found[1]
 
 
 def test_a_run_without_team_state_is_a_problem(project):
@@ -175,7 +166,7 @@ def test_a_missing_approval_sidecar_is_a_problem(project):
     _, doc = _fallback(project)
     (project / reportfix.FALLBACK_SIDECAR).unlink()
     assert validate.problems(doc, project) == [
-        f"$.leadAuthoredFallback.approvalSidecar: {reportfix.FALLBACK_SIDECAR!r} does not exist"
+        f"$.header.leadAuthoredFallback.approvalSidecar: {reportfix.FALLBACK_SIDECAR!r} does not exist"
     ]
 
 
@@ -204,7 +195,7 @@ def test_a_forged_sidecar_is_a_problem(project):
     _, doc = _fallback(project)
     (project / reportfix.FALLBACK_SIDECAR).write_text("## REPORT AUTHORING\n- status: approved\n", encoding="utf-8")
     (problem,) = validate.problems(doc, project)
-    assert problem.startswith("$.leadAuthoredFallback.approvalSidecar:") and "not a readable sidecar" in problem
+    assert problem.startswith("$.header.leadAuthoredFallback.approvalSidecar:") and "not a readable sidecar" in problem
 
 
 def test_the_sidecar_must_belong_to_the_run(project):
@@ -212,9 +203,9 @@ def test_the_sidecar_must_belong_to_the_run(project):
     other = project / "notes" / "approval.md"
     other.parent.mkdir()
     other.write_bytes((project / reportfix.FALLBACK_SIDECAR).read_bytes())
-    doc["leadAuthoredFallback"]["approvalSidecar"] = "notes/approval.md"
+    doc["header"]["leadAuthoredFallback"]["approvalSidecar"] = "notes/approval.md"
     assert validate.problems(doc, project) == [
-        "$.leadAuthoredFallback.approvalSidecar: 'notes/approval.md' is not a user-response sidecar of run 'feature--rate-limit--r002'"
+        "$.header.leadAuthoredFallback.approvalSidecar: 'notes/approval.md' is not a user-response sidecar of run 'feature--rate-limit--r002'"
     ]
 
 
@@ -223,7 +214,7 @@ def test_the_sidecar_must_belong_to_the_run(project):
 )
 def test_a_sidecar_path_outside_the_project_is_refused(project, hostile):
     _, doc = _fallback(project)
-    doc["leadAuthoredFallback"]["approvalSidecar"] = hostile
+    doc["header"]["leadAuthoredFallback"]["approvalSidecar"] = hostile
     with pytest.raises(PathEscapeError):
         validate.problems(doc, project)
 
@@ -232,8 +223,8 @@ def test_the_check_reads_the_reason_through_the_team_state_model(project):
     data, doc = _fallback(project)
     state = team_state.load(project / reportfix.FALLBACK_TEAM_STATE)
     recorded = state.find("report-writer", 2).reason
-    assert doc["leadAuthoredFallback"]["failureReason"] == recorded
+    assert doc["header"]["leadAuthoredFallback"]["dispatchFailureReason"] == recorded
     # A reason recorded later (e.g. by a reclaim) changes the answer.
     team_state.update_dispatch(project / reportfix.FALLBACK_TEAM_STATE, "report-writer", 2, lambda d: d.evolve(reason="killed"))
-    assert validate.problems(doc, project)[0].startswith("$.leadAuthoredFallback.failureReason")
-    assert fsio.read_json(data)["leadAuthoredFallback"]["failureReason"] == recorded
+    assert validate.problems(doc, project)[0].startswith("$.header.leadAuthoredFallback.dispatchFailureReason")
+    assert fsio.read_json(data)["header"]["leadAuthoredFallback"]["dispatchFailureReason"] == recorded
