@@ -54,6 +54,9 @@ def test_launch_makes_one_pane_then_surfaces_and_close_goes_by_recorded_id(cmux_
     assert not list(tmp_path.rglob("pwned*"))
 
     assert b.close(["surface:3"], dry_run=True).closed == ("surface:3",)
+    # A dry run lists only surfaces still open: its count is what a real close closes.
+    dry = b.close(["surface:3", "surface:9"], dry_run=True)
+    assert (dry.closed, dry.gone) == (("surface:3",), ("surface:9",))
     result = b.close(["surface:3", "surface:9"])
     assert result.closed == ("surface:3",) and result.gone == ("surface:9",)
     assert calls(cmux_log)[-2:] == [["close-surface", "--surface", "surface:3"], ["close-surface", "--surface", "surface:9"]]

@@ -83,12 +83,30 @@ class CmuxBackend(Backend):
             launched.append(Launched(spec, surface, None))
         return launched
 
+    def _open_surfaces(self) -> set[str] | None:
+        """Every surface ref open now (`list-panes`, then `list-pane-surfaces` per pane); None
+        when cmux cannot say (an older CLI): then a dry run lists every recorded id."""
+        panes = self.call(["list-panes"], check=False)
+        if panes.returncode != 0:
+            return None
+        found: set[str] = set()
+        for pane in dict.fromkeys(_PANE_REF.findall(panes.stdout)):
+            done = self.call(["list-pane-surfaces", "--pane", pane], check=False)
+            if done.returncode == 0:
+                found.update(_SURFACE_REF.findall(done.stdout))
+        return found
+
     def close(self, pane_ids: Sequence[str], *, dry_run: bool = False) -> Closed:
         for pane_id in pane_ids:
             self.check_pane_id(pane_id, "paneId")
         wanted = list(dict.fromkeys(pane_ids))
         if dry_run:
-            return Closed(tuple(wanted))
+            # Only surfaces still open, so the count equals what a real close closes (DESIGN §6).
+            open_now = self._open_surfaces()
+            if open_now is None:
+                return Closed(tuple(wanted))
+            still = tuple(s for s in wanted if s in open_now or not _SURFACE_REF.fullmatch(s))
+            return Closed(still, tuple(s for s in wanted if s not in still))
         closed, gone = [], []
         for surface in wanted:
             done = self.call(["close-surface", "--surface", surface], check=False)
