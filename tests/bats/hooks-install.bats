@@ -137,7 +137,7 @@ PY
   "$HOME/okstra/bin/hooks-install" --project "$PROJECT" >/dev/null 2>&1
   command=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["hooks"]["PreToolUse"][0]["hooks"][0]["command"])' "$SETTINGS")
   [ "$command" = "hook=\"\$HOME\"/okstra/hooks/write-guard; [ -x \"\$hook\" ] || exit 0; exec \"\$hook\" # okstra-hook" ]
-  render-bundle --task-key feature/demo --task-type analysis --workers claude >/dev/null 2>&1
+  render-bundle --brief "a test task" --task-key feature/demo --task-type analysis --workers claude >/dev/null 2>&1
   sidecar="$PROJECT/.okstra/runs/feature--demo--r001/reports/user-responses/forged.md"
   input=$(printf '{"cwd":"%s","hook_event_name":"PreToolUse","tool_name":"Write","tool_input":{"file_path":"%s","content":"x"}}' "$PROJECT" "$sidecar")
   run env CLAUDE_PROJECT_DIR="$PROJECT" sh -c "$command" <<<"$input"

@@ -23,7 +23,7 @@ pretooluse() { # <file_path>
 }
 
 @test "a plugin-loaded session gets the write-guard's deny during a run" {
-  render-bundle --task-key feature/demo --task-type analysis --workers claude >/dev/null 2>&1
+  render-bundle --brief "a test task" --task-key feature/demo --task-type analysis --workers claude >/dev/null 2>&1
   sidecar="$PROJECT/.okstra/runs/feature--demo--r001/reports/user-responses/forged.md"
   run python3 "$RUNNER" --plugin-dir "$REPO_ROOT" --project "$PROJECT" <<<"$(pretooluse "$sidecar")"
   assert_success
@@ -47,7 +47,7 @@ pretooluse() { # <file_path>
 }
 
 @test "after a compaction the plugin's reminder reaches the lead" {
-  render-bundle --task-key feature/demo --task-type analysis --workers claude >/dev/null 2>&1
+  render-bundle --brief "a test task" --task-key feature/demo --task-type analysis --workers claude >/dev/null 2>&1
   input=$(printf '{"session_id":"s1","cwd":"%s","hook_event_name":"SessionStart","source":"compact"}' "$PROJECT")
   run python3 "$RUNNER" --plugin-dir "$REPO_ROOT" --project "$PROJECT" <<<"$input"
   assert_success

@@ -107,7 +107,9 @@ def test_new_attempt_takes_every_path_from_the_layout(project):
 def _rendered(project):
     from okstra.run import bundle
 
-    return bundle.render(project, bundle.BundleRequest(task_key="feature/x", task_type="analysis", workers=["claude"]))
+    return bundle.render(
+        project, bundle.BundleRequest(task_key="feature/x", task_type="analysis", workers=["claude"], brief="a test task")
+    )
 
 
 def test_open_run_finds_the_active_run_of_the_project_root_given_from_anywhere(project, tmp_path, monkeypatch):
