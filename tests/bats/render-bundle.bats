@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# shellcheck disable=SC2154  # bats sets $stderr and $stderr_lines
+# shellcheck disable=SC2154,SC2030,SC2031  # bats sets $stderr and $stderr_lines; each test sets its own PATH
 
 load test_helper
 
@@ -104,7 +104,7 @@ teardown() {
   render-bundle --task-key feature/demo --task-type analysis --workers claude,codex --brief-file request.md >/dev/null
   grep -q "Make greet() handle names with spaces." .okstra/runs/feature--demo--r001/prompts/claude.md
   grep -q "Make greet() handle names with spaces." .okstra/runs/feature--demo--r001/prompts/codex.md
-  ! grep -q "in the conversation that dispatched you" .okstra/runs/feature--demo--r001/prompts/claude.md
+  [ "$(grep -c "in the conversation that dispatched you" .okstra/runs/feature--demo--r001/prompts/claude.md)" -eq 0 ]
 }
 
 @test "a second run while the first has unfinished workers is refused naming the ways on (issue 11 #3)" {
