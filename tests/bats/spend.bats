@@ -10,7 +10,7 @@ setup() { team_setup; }
 teardown() { team_teardown; }
 
 @test "render-bundle refuses a budget smaller than the estimate, with the numbers, writing no run" {
-  run --separate-stderr render-bundle --task-key feature/demo --task-type analysis --workers claude,codex --budget-usd 0.001
+  run --separate-stderr render-bundle --brief "a test task" --task-key feature/demo --task-type analysis --workers claude,codex --budget-usd 0.001
   assert_failure 2
   [[ "$stderr" =~ ^"render-bundle: the estimate for claude (render-bundle) is \$0."[0-9]+" ("[0-9,]+" input tokens): run feature--demo--r001 would reach \$0."[0-9]+", past its budget of \$0.0010 (render-bundle --budget-usd; \$0.0000 spent or committed before); raise the budget" ]]
   [ ! -e "$RUN_DIR" ]

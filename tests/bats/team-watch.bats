@@ -35,7 +35,7 @@ setup() {
 }
 
 @test "the feed is one readable line per provider event with the tokens so far, no raw JSON" {
-  render-bundle --task-key demo/watch --task-type analysis --workers claude,codex --backend cli-wrapper >/dev/null 2>&1
+  render-bundle --brief "a test task" --task-key demo/watch --task-type analysis --workers claude,codex --backend cli-wrapper >/dev/null 2>&1
   team-dispatch >/dev/null 2>&1
   worker-wait --timeout 60 >/dev/null 2>&1
   run --separate-stderr team-watch --feed --once
