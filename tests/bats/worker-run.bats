@@ -113,7 +113,7 @@ set_field() { # <worker> <field> <json value>
 }
 
 @test "the model that served is recorded beside the asked one" {
-  render-bundle --task-key feature/demo --task-type analysis --workers antigravity >/dev/null
+  render-bundle --brief "a test task" --task-key feature/demo --task-type analysis --workers antigravity >/dev/null
   run worker-run --run-manifest "$M" --worker antigravity
   assert_success
   [ "$(field antigravity modelId)" = gemini-3-pro ]
