@@ -34,8 +34,9 @@ test-bats: deps ## command tests (bats); FILE=tests/bats/x.bats for one file
 	@mkdir -p $(RESULTS)
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(BATS) --formatter tap $(or $(FILE),tests/bats) | tee $(RESULTS)/bats.tap
 
-lint: deps ## ruff and shellcheck
+lint: deps ## ruff check, ruff format --check and shellcheck
 	$(VENV)/bin/ruff check lib bin hooks tests
+	$(VENV)/bin/ruff format --check lib bin hooks tests
 	shellcheck -x install.sh tests/bootstrap.sh .ci/run $$(grep -lE '^#!/(usr/)?bin/(env )?(ba)?sh' hooks/* tests/fakes/* demo/* 2>/dev/null || true) tests/bats/*.bash
 	shellcheck -s bash tests/bats/*.bats
 
