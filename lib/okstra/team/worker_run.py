@@ -465,8 +465,10 @@ def run(
     processes.become_subreaper()  # a setsid grandchild stays ours, so we can stop it (DESIGN §6)
     try:
         return _run(plan, worker_id, echo)
-    except BaseException:  # _run stops them before recording; on the way out of a failure, here
+    except BaseException as exc:  # _run stops them before recording; on the way out of a failure, here
         processes.stop_own_descendants(KILL_GRACE)
+        with contextlib.suppress(Exception):  # never left in-progress (e.g. disk full mid-run)
+            _finish(plan, ERROR, reason=f"worker-run failed: {type(exc).__name__}: {exc}", exit_code=None)
         raise
 
 
