@@ -112,7 +112,7 @@ def test_a_bad_pane_id_in_the_state_stops_dispatch_before_anything_starts(server
     assert tree_snapshot(project / ".okstra") == before and set(server.panes()) == {server.lead}
 
 
-def test_sixteen_workers_dispatch_within_a_second(server, project, monkeypatch):
+def test_sixteen_workers_dispatch_each_in_its_own_pane(server, project, monkeypatch):
     monkeypatch.setenv("OKSTRA_FAKE_MODE", "hang")
     run = prepare(project, workers=("claude", "codex", "antigravity", "grok", "kimi"), lead=server.lead)
     # Eleven more pending attempts of the same workers (distinct paths) make sixteen.
@@ -139,11 +139,9 @@ def test_sixteen_workers_dispatch_within_a_second(server, project, monkeypatch):
 
     team_state.update(run.team_state_path, grow)
     monkeypatch.setattr(dispatch, "check_prompts", lambda run, ds: {})  # the extra ids are not in the prompts
-    t0 = time.monotonic()
+    # How fast is `make bench`'s question (bench_team), never a timed assertion here.
     out = dispatch.dispatch(run)
-    elapsed = time.monotonic() - t0
     assert len(out.dispatched) == 16 and len({d.pane_id for d in out.dispatched}) == 16
-    assert elapsed < 1.0, elapsed
     lifecycle.teardown(run, grace=3)
 
 

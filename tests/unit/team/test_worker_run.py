@@ -168,9 +168,7 @@ def test_a_fast_worker_still_records_its_exit_status(project, tmp_path):
     (failing / "kimi").write_text("#!/bin/sh\necho 'kimi: bad key' >&2\nexit 7\n")
     (failing / "kimi").chmod(0o755)
     layout, _ = make_run(project, ["grok", "kimi"])
-    t0 = time.monotonic()
     subprocess.run([str(script)], check=True, capture_output=True)
-    assert time.monotonic() - t0 < 0.05
     env = dict(os.environ, PATH=f"{fast}{os.pathsep}{failing}{os.pathsep}{os.environ['PATH']}")
     assert worker_run(layout, "grok-analyst", env=env).returncode == 0
     assert record(layout, "grok-analyst").status == "completed"
