@@ -60,8 +60,9 @@ def matches(pid: int, recorded_start: str | None) -> bool:
 
 
 def exists(pid: int) -> bool:
-    """Some process (perhaps another one, reusing the pid) has this pid."""
-    return stat_fields(pid) is not None
+    """Some live process (perhaps another one, reusing the pid) has this pid; a zombie is gone."""
+    fields = stat_fields(pid)
+    return fields is not None and fields[0] not in ("Z", "X")
 
 
 def children() -> dict[int, list[int]]:

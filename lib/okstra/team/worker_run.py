@@ -99,14 +99,19 @@ def prepare(run: Run, worker_id: str, attempt: int | None = None) -> Plan:
         raise RefusedError(f"{where} is already running as pid {dispatch.pid}")
     if not dispatch.result_path:
         raise RefusedError(f"{where} has no recorded resultPath", hint="re-dispatch it so the record names its result file")
+    manifest = run.manifest
+    # The translator's result is the report's translation sidecar (one naming rule in model.layout).
+    translation = (
+        layout.report_translation(manifest.task_type, manifest.report_number, manifest.report_language)
+        if manifest.report_language
+        else None
+    )
     result_path = _own_file(
         paths.resolve_inside(root, dispatch.result_path, source=f"{state_path}: {where} resultPath"),
         layout.results_dir,
         f"{state_path}: {where} resultPath",
+        also=translation,
     )
-    if not dispatch.prompt_path:
-        raise RefusedError(f"{where} has no recorded promptPath")
-    prompt_path = paths.resolve_inside(root, dispatch.prompt_path, source=f"{state_path}: {where} promptPath")
     log_path = (
         _own_file(
             paths.resolve_inside(root, dispatch.log_path, source=f"{state_path}: {where} logPath"),
@@ -116,6 +121,9 @@ def prepare(run: Run, worker_id: str, attempt: int | None = None) -> Plan:
         if dispatch.log_path
         else layout.log_path(worker_id, dispatch.attempt)
     )
+    if not dispatch.prompt_path:
+        raise RefusedError(f"{where} has no recorded promptPath")
+    prompt_path = paths.resolve_inside(root, dispatch.prompt_path, source=f"{state_path}: {where} promptPath")
     prompt = fsio.read_text(prompt_path, what="prompt file")
     provider = catalog.load(root).provider(dispatch.provider)
     workdir = worktrees.tree_of(layout, worker_id) or root  # an isolated implementer runs in its own worktree
@@ -138,11 +146,12 @@ def prepare(run: Run, worker_id: str, attempt: int | None = None) -> Plan:
     )
 
 
-def _own_file(path: Path, folder: Path, source: str) -> Path:
-    """worker-run writes only inside its run's folder, whatever the team state says: a
-    resultPath or logPath elsewhere (a sidecar, a state file) is refused (DESIGN §10)."""
+def _own_file(path: Path, folder: Path, source: str, also: Path | None = None) -> Path:
+    """worker-run writes only inside its run's folder (or the one file `also` names), whatever
+    the team state says: a resultPath or logPath elsewhere (a sidecar, a state file) is refused
+    (DESIGN §10)."""
     real, inside = path.resolve(), folder.resolve()
-    if inside not in real.parents:
+    if inside not in real.parents and (also is None or real != also.resolve()):
         raise StateError(f"{source}: {path} is outside {inside}", hint="okstra writes it there; re-dispatch the worker")
     return path
 

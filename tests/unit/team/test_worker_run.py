@@ -247,6 +247,16 @@ def test_a_result_path_outside_the_project_is_refused(project, bad):
     assert not (project.parent / "outside.md").exists()
 
 
+def test_a_result_path_on_a_sidecar_is_refused_and_nothing_changes(project):
+    layout, _ = make_run(project, ["claude"])
+    sidecar = layout.responses_dir / "user-response-analysis-001.md"
+    set_dispatch(layout, "claude-analyst", result_path=layout.relative(sidecar))
+    before = layout.team_state.read_bytes()
+    done = worker_run(layout, "claude-analyst")
+    assert done.returncode == 2 and f"is outside {layout.results_dir}" in done.stderr
+    assert layout.team_state.read_bytes() == before and not sidecar.exists()
+
+
 def test_a_dispatch_without_a_recorded_result_path_is_refused(project):
     layout, _ = make_run(project, ["claude"])
     set_dispatch(layout, "claude-analyst", result_path=None)
