@@ -121,7 +121,17 @@ def _accuracy_row(ctx: Context) -> Row:
     def run(*argv: str) -> None:
         subprocess.run([str(ctx.python), str(bin_ / argv[0]), *argv[1:]], cwd=root, env=env, check=True, capture_output=True)
 
-    run("render-bundle", "--task-key", "bench/spend", "--task-type", "analysis", "--workers", "claude,codex,antigravity")
+    run(
+        "render-bundle",
+        "--brief",
+        "bench the estimate",
+        "--task-key",
+        "bench/spend",
+        "--task-type",
+        "analysis",
+        "--workers",
+        "claude,codex,antigravity",
+    )
     run("team-dispatch")
     run("worker-wait", "--timeout", "60")
     state = json.loads(next((root / ".okstra" / "runs").glob("*/team-state.json")).read_text())
