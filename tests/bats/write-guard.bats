@@ -93,6 +93,25 @@ PY
   assert_output --partial "--report-authoring records a decision"
 }
 
+@test "denies user-response-write --scope-waiver run by a worker, naming the block" {
+  active_run
+  input=$(hook_input Bash "user-response-write --report R --answers '{}' --scope-waiver '{\"stage\": 2, \"paths\": [\"x\"], \"reason\": \"r\"}'")
+  run env OKSTRA_WORKER_ROLE=implementer OKSTRA_WORKER_ID=codex-implementer "$HOOK" <<<"$input"
+  assert_success
+  assert_output --partial '"permissionDecision":"deny"'
+  assert_output --partial "--scope-waiver records a decision (SCOPE WAIVER), which only the user makes"
+}
+
+@test "allows okstra completion and other read-only okstra commands during a run" {
+  active_run
+  for command in "okstra completion bash" "okstra help team status" "okstra team status --json" "okstra runs prune --older-than 30d --dry-run"; do
+    input=$(hook_input Bash "$command")
+    run "$HOOK" <<<"$input"
+    assert_success
+    assert_output ""
+  done
+}
+
 @test "a worker's environment confines it to its result and evidence" {
   active_run
   input=$(hook_input Write "$PROJECT/src/app.py")

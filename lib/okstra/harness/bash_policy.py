@@ -103,8 +103,12 @@ OKSTRA_READ_ONLY = frozenset(
 OKSTRA_RUNNING = frozenset(
     {"render-bundle", "team-dispatch", "team-reclaim", "team-teardown", "team-watch", "round-prepare",
      "report-draft", "render-final-report", "render-report-views", "report-finalize", "stage-record",
-     "worker-run", "run-end", "stage-check", "user-response-import"}
+     "worker-run", "run-end", "stage-check", "stage-merge", "user-response-import"}
 )  # fmt: skip
+# Doors whose rule depends on their arguments (see _okstra); every bin/ door is in one of the three.
+OKSTRA_BY_ARGUMENTS = frozenset({"user-response-write", "hooks-install", "okstra-config", "runs-prune"})
+# The dispatcher's own words: they print (help, version, a completion script) and run nothing.
+_OKSTRA_OWN_WORDS = frozenset({"-h", "--help", "--version", "help", "completion"})
 _KEYWORDS = frozenset(
     {"if", "then", "else", "elif", "fi", "for", "while", "until", "do", "done", "case", "esac", "select",
      "function", "time", "coproc", "[[", "]]", "{", "}", "!", "eval", "exec", "source", ".", "alias"}
@@ -383,7 +387,7 @@ def _door_name(first: str, okstra_bin: str | None) -> str | None:
 
 
 # `config` is the word of `okstra config`, whose door is `okstra-config` (no bare name on PATH).
-_ALL_DOORS = OKSTRA_READ_ONLY | OKSTRA_RUNNING | {"user-response-write", "hooks-install", "config", "okstra-config"}
+_ALL_DOORS = OKSTRA_READ_ONLY | OKSTRA_RUNNING | OKSTRA_BY_ARGUMENTS | {"config"}
 # user-response-write without a decision block: answers relayed for the user (marked so).
 _ANSWER_OPTIONS = frozenset({"--report", "--answers", "--project-root", "--json", "--help", "-h"})
 
@@ -391,7 +395,7 @@ _ANSWER_OPTIONS = frozenset({"--report", "--answers", "--project-root", "--json"
 def _okstra(name: str, words: list[str], asker) -> None:
     args = words[1:]
     if name == "okstra":  # `okstra NOUN VERB ...` runs the door NOUN-VERB (commands/okstra.py)
-        if not args or args[0] in ("-h", "--help", "--version", "help"):
+        if not args or args[0] in _OKSTRA_OWN_WORDS:
             return None
         for length in range(min(3, len(args)), 0, -1):
             joined = "-".join(args[:length])
@@ -402,14 +406,17 @@ def _okstra(name: str, words: list[str], asker) -> None:
         for arg in args:
             option = arg.split("=", 1)[0]
             if arg.startswith("-") and option not in _ANSWER_OPTIONS:
+                # --plan-decision records PLAN DECISION, --scope-waiver SCOPE WAIVER, ... (DESIGN §9).
+                block = "asks for them" if option == "--interactive" else option.lstrip("-").replace("-", " ").upper()
                 raise Denied(
-                    f"user-response-write {option} records a decision (PLAN DECISION, ANALYSIS REVIEW, "
-                    "DIRECTION SELECTION, REPORT AUTHORING), which only the user makes: in the report's "
-                    "HTML view (Export) or with user-response-write in their own terminal"
+                    f"user-response-write {option} records a decision ({block}), which only the user makes: "
+                    "in the report's HTML view (Export) or with user-response-write in their own terminal"
                 )
         return None
     if name == "user-response-import":
         raise Denied("user-response-import records the user's exported decisions; the user runs it")
+    if name == "runs-prune" and "--dry-run" not in args:
+        raise Denied("runs-prune removes runs (an approved plan among them); during a run only --dry-run lists them")
     if name == "hooks-install":
         raise Denied("hooks-install changes the hooks that guard this run; the user runs it when no run is active")
     if name in ("config", "okstra-config"):

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from okstra.harness import bash_policy
+from okstra.report import sidecar, user_response
+
+REPO = Path(__file__).resolve().parents[3]
 
 
 class Asker:
@@ -133,3 +138,74 @@ def test_an_allowed_commands_prefix_matches_whole_words_only():
     assert bash_policy.check("npm run build", Asker()) is None
     assert bash_policy.check("npm run buildx", Asker()) is not None
     assert bash_policy.check("make test-all", Asker()) is not None
+
+
+# ---------------------------------------------------------------- okstra's doors (issue 15, D)
+
+DOORS = sorted(p.name for p in (REPO / "bin").iterdir() if p.is_file())
+
+
+class DoorAsker(Asker):
+    okstra_bin = str((REPO / "bin").resolve())
+
+
+def test_every_door_in_bin_has_a_rule_in_the_guard():
+    """A new door not classified would be denied as 'not on the allow-list' (or, worse, a
+    writing door classified read-only by accident): each is in exactly one set."""
+    sets = (bash_policy.OKSTRA_READ_ONLY, bash_policy.OKSTRA_RUNNING, bash_policy.OKSTRA_BY_ARGUMENTS)
+    for door in DOORS:
+        assert sum(door in s for s in sets) == 1, f"{door}: classify it in harness/bash_policy.py"
+
+
+@pytest.mark.parametrize("block", sidecar.BLOCKS)
+@pytest.mark.parametrize(
+    "spelling",
+    [
+        "user-response-write --report R --answers '{{}}' {arg} '{{}}'",
+        "user-response-write --report R --answers '{{}}' {arg}='{{}}'",
+        "okstra user-response write --report R {arg} '{{}}'",
+        "okstra user response write --answers '{{}}' {arg} '{{}}' --report R",
+        "{bin}/user-response-write --report R {arg} '{{}}'",
+    ],
+)
+def test_every_decision_block_is_the_users_and_the_reason_names_it(block, spelling):
+    """Every block user-response-write records (the sidecar's BLOCKS, so a new one is covered
+    too) is denied to the lead and the workers, naming the block."""
+    arg = user_response.ARGUMENTS[block]
+    reason = bash_policy.check(spelling.format(arg=arg, bin=REPO / "bin"), DoorAsker())
+    assert reason is not None
+    assert f"records a decision ({block})" in reason and "only the user makes" in reason, reason
+
+
+def test_the_interactive_dialogue_is_the_users_too():
+    reason = bash_policy.check("user-response-write --report R --interactive", Asker())
+    assert reason is not None and "records a decision" in reason
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "okstra completion bash",
+        "okstra completion zsh > /tmp/okstra.bash",
+        "okstra help",
+        "okstra help team status",
+        "okstra --version",
+        "okstra --help",
+        "okstra team status --json",
+        "okstra user-response list",
+        "okstra user response show --report R",
+        "okstra worker probe --worker claude",
+        "okstra stage map",
+        "okstra config get backend",
+        "okstra-config list --json",
+        "okstra runs prune --older-than 30d --dry-run",
+        "stage-merge --worker codex",
+    ],
+)
+def test_read_only_okstra_subcommands_are_allowed_during_a_run(command):
+    assert bash_policy.check(command, Asker()) is None, command
+
+
+def test_runs_prune_that_removes_is_the_users_during_a_run():
+    reason = bash_policy.check("okstra runs prune --older-than 30d", Asker())
+    assert reason is not None and "--dry-run" in reason
