@@ -145,7 +145,7 @@ def _log(path: Path, first: str, line, last: str) -> Path:
     return path
 
 
-def _throughput(path: Path, fmt: str) -> tuple[float, output.Verdict]:
+def _throughput(path: Path, fmt: str) -> tuple[float, output.RunVerdict]:
     t0 = time.perf_counter()
     stdout = path.read_bytes().decode("utf-8", "backslashreplace")
     verdict = output.judge(output.parse(fmt, stdout, "", 0), 0, "")

@@ -112,3 +112,75 @@ def test_the_console_scripts_are_the_doors_and_no_bare_generic_name():
     assert not missing, f"add to pyproject.toml [project.scripts] (pip/pipx/uv installs): {'; '.join(missing)}"
     assert scripts == wanted, "pyproject.toml [project.scripts] names a door that is gone"
     assert all(name == "okstra" or "-" in name for name in scripts), "a bare generic name would land on PATH"
+
+
+# The module behind each door (helpers in commands/, e.g. completion, have no door).
+COMMAND_MODULES = [REPO / "lib" / "okstra" / "commands" / f"{door.name.replace('-', '_')}.py" for door in DOORS]
+
+
+@pytest.mark.parametrize("module", COMMAND_MODULES, ids=lambda p: p.stem)
+def test_every_command_is_the_one_skeleton(module):
+    """main() builds the parser and returns cli.run(PROG, lambda: _run(...)); no body() closures."""
+    tree = ast.parse(module.read_text(encoding="utf-8"))
+    functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    assert {"main", "_run"} <= set(functions), f"{module.name}: needs main() and _run()"
+    nested = [n.name for n in ast.walk(functions["main"]) if isinstance(n, ast.FunctionDef) and n is not functions["main"]]
+    assert nested == [], f"{module.name}: main() defines {nested}; the work goes in _run(args)"
+    last = functions["main"].body[-1]
+    assert isinstance(last, ast.Return) and isinstance(last.value, ast.Call), f"{module.name}: main() must return cli.run(...)"
+    call = last.value
+    assert ast.unparse(call.func) == "cli.run" and ast.unparse(call.args[0]) == "PROG"
+    body = call.args[1]
+    assert isinstance(body, ast.Lambda) and isinstance(body.body, ast.Call) and ast.unparse(body.body.func) == "_run"
+
+
+# Every door that works on a project or a run takes --project-root (with the args it needs to
+# get that far). A new door goes here, or in NO_PROJECT with a reason.
+PROJECT_ARGS = {
+    "okstra-config": ["list"],
+    "prompt-check": ["p.md", "--run-manifest", "m.json", "--worker", "codex"],
+    "render-bundle": ["--task-key", "feature/x", "--task-type", "analysis"],
+    "render-final-report": ["r.data.json"],
+    "render-report-views": ["r.md"],
+    "report-draft": [],
+    "report-finalize": [],
+    "round-prepare": ["--role", "verifier"],
+    "run-end": [],
+    "runs-prune": ["--older-than", "7d"],
+    "stage-check": [],
+    "stage-map": ["plan.md"],
+    "stage-merge": ["--worker", "codex"],
+    "stage-record": ["--task-key", "feature/x", "--stage", "1", "--status", "done"],
+    "team-dispatch": [],
+    "team-reclaim": [],
+    "team-status": [],
+    "team-teardown": [],
+    "team-watch": [],
+    "user-response-import": ["export.json"],
+    "user-response-list": [],
+    "user-response-show": ["--report", "r.md"],
+    "user-response-write": ["--report", "r.md", "--answers", "{}"],
+    "worker-probe": [],
+    "worker-run": ["--run-manifest", "m.json", "--worker", "codex"],
+    "worker-wait": [],
+}
+NO_PROJECT = {"okstra": "the dispatcher passes arguments on", "hooks-install": "--project DIR names the project to install into"}
+
+
+def test_every_door_is_listed_as_taking_a_project_root_or_not():
+    assert not set(PROJECT_ARGS) & set(NO_PROJECT)
+    assert set(PROJECT_ARGS) | set(NO_PROJECT) == {d.name for d in DOORS}
+
+
+@pytest.mark.parametrize("name", sorted(PROJECT_ARGS))
+def test_every_project_command_takes_and_uses_project_root(name, tmp_path, monkeypatch, capsys):
+    """Given a --project-root that is not a folder, each refuses naming it (exit 2): the option
+    is accepted and is what picks the project, wherever the command runs from."""
+    import importlib
+
+    monkeypatch.chdir(tmp_path)
+    missing = tmp_path / "no-such-project"
+    module = importlib.import_module(f"okstra.commands.{name.replace('-', '_')}")
+    assert module.main([*PROJECT_ARGS[name], "--project-root", str(missing)]) == 2
+    err = capsys.readouterr().err
+    assert f"project root {str(missing)!r} is not a directory" in err, err

@@ -13,7 +13,7 @@ from okstra.core.errors import UsageError
 PROG = "hooks-install"
 
 
-def _say_install(outcome) -> None:  # noqa: ANN001 - settings_merge.Outcome, imported lazily
+def _say_install(outcome) -> None:  # noqa: ANN001 - settings_merge.HooksChange, imported lazily
     state = "installed" if outcome.changed else "already installed (unchanged)"
     print(f"{outcome.settings_path}: okstra hooks {state}: " + ", ".join(f"{h['event']}[{h['matcher']}]" for h in outcome.hooks))
     if outcome.allow_write:

@@ -58,7 +58,9 @@ def _run(args: argparse.Namespace) -> int:
     root = _root(args, needed=scope == config.PROJECT)
 
     if args.action == "set":
-        value = config.set_value(scope, args.rest[0], args.rest[1], root)
+        from okstra.run import catalog
+
+        value = config.set_value(scope, args.rest[0], args.rest[1], root, catalog=lambda: catalog.load(root))
         _print([value], args.json, single=True)
         return cli.EXIT_OK
     if args.action == "unset":

@@ -5,9 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
 
 from okstra.core import cli, fsio, git_exclude, paths
 from okstra.core.errors import InputError, ProblemsFound, RefusedError
+from okstra.model.layout import TaskKey
 from okstra.run import bundle
 
 PROG = "render-bundle"
@@ -15,12 +18,6 @@ PROG = "render-bundle"
 
 def _workers(text: str) -> list[str]:
     return [w.strip() for w in text.split(",")]
-
-
-def _stage(text: str) -> int:
-    if not text.isdigit() or int(text) < 1:
-        raise InputError(f"--stage {text!r} is not a stage number", hint="stages are numbered from 1")
-    return int(text)
 
 
 def budget_of(root, flag: str | None):
@@ -49,6 +46,18 @@ def _brief(args: argparse.Namespace, root) -> str | None:
     return fsio.read_text(paths.argument(root, args.brief_file, source="--brief-file"), what="brief file")
 
 
+def planned_request(root: Path, request: bundle.BundleRequest) -> bundle.BundleRequest:
+    """For `--stage N --plan PLAN` the report domain reads the approved stage and its plan
+    text first; the run domain renders with it (DESIGN §7)."""
+    bundle.check_stage_request(request)
+    if request.stage is None:
+        return request
+    from okstra.report import stage_queue
+
+    key = TaskKey.parse(request.task_key)
+    return replace(request, planned=stage_queue.approved_stage(root, key, request.plan or "", request.stage))
+
+
 def _run(args: argparse.Namespace) -> int:
     root = paths.find_project_root(explicit=args.project_root)
     request = bundle.BundleRequest(
@@ -59,7 +68,7 @@ def _run(args: argparse.Namespace) -> int:
         role_models=tuple(args.role_model),
         report_language=args.report_language,
         backend=args.backend,
-        stage=_stage(args.stage) if args.stage is not None else None,
+        stage=cli.positive_int(args.stage, "--stage") if args.stage is not None else None,
         plan=args.plan,
         lead_pane=args.lead_pane,
         budget=budget_of(root, args.budget_usd),
@@ -68,12 +77,12 @@ def _run(args: argparse.Namespace) -> int:
     )
     # Every check before anything is written (DESIGN §3): the request, the backend
     # here, the concurrent-run gate; only then is the active run ended (--replace-active).
-    prepared = bundle.prepare(root, request)
+    prepared = bundle.prepare(root, planned_request(root, request))
     from okstra.model.layout import open_run
     from okstra.team import lifecycle
-    from okstra.team.backends import base
+    from okstra.team.backends import registry
 
-    why = base.unusable(prepared.manifest.terminal_backend, root, prepared.manifest.lead_pane_id)
+    why = registry.unusable(prepared.manifest.terminal_backend, root, prepared.manifest.lead_pane_id)
     if why is not None:
         raise RefusedError(
             f"--backend {prepared.manifest.terminal_backend} cannot work here: {why}",

@@ -14,7 +14,7 @@ PROG = "render-final-report"
 
 
 def _run(args: argparse.Namespace) -> int:
-    root = paths.find_project_root()
+    root = paths.find_project_root(explicit=args.project_root)
     try:
         done = render.render_final_report(root, args.data, args.output, snapshot=not args.no_snapshot)
     except ProblemsFound as exc:
@@ -43,5 +43,6 @@ def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
     parser.add_argument("data")
     parser.add_argument("--output")
     parser.add_argument("--no-snapshot", action="store_true")
+    cli.project_option(parser)
     parser.add_argument("--json", action="store_true")
     return cli.run(PROG, lambda: _run(parser.parse_args(argv)))

@@ -13,7 +13,7 @@ PROG = "render-report-views"
 
 
 def _run(args: argparse.Namespace) -> int:
-    root = paths.find_project_root()
+    root = paths.find_project_root(explicit=args.project_root)
     view = views.render_view(root, args.report, args.output)
     if view.translation_missing:
         cli.say(PROG, "note: the translation is missing; the page shows the source report")
@@ -37,5 +37,6 @@ def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
     parser = cli.parser(PROG, doc)
     parser.add_argument("report")
     parser.add_argument("--output")
+    cli.project_option(parser)
     parser.add_argument("--json", action="store_true")
     return cli.run(PROG, lambda: _run(parser.parse_args(argv)))

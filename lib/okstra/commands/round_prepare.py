@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 from collections.abc import Sequence
 
@@ -12,6 +13,18 @@ from okstra.run import rounds
 PROG = "round-prepare"
 
 
+def _run(args: argparse.Namespace) -> int:
+    run = open_run(args.run_manifest, project_root=args.project_root)
+    prepared = rounds.prepare(run, args.role, tuple(args.worker))
+    if args.json:
+        cli.emit_json(prepared.to_dict())
+    else:
+        for d in prepared.dispatches:
+            sys.stdout.write(f"{d.worker_id}\tattempt {d.attempt}\t{d.prompt_path}\n")
+        cli.say(PROG, f"next: team-dispatch --round {prepared.round}")
+    return cli.EXIT_OK
+
+
 def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
     parser = cli.parser(PROG, doc)
     cli.run_options(parser)
@@ -19,16 +32,4 @@ def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
     parser.add_argument("--worker", action="append", default=[])
     parser.add_argument("--json", action="store_true")
 
-    def body() -> int:
-        args = parser.parse_args(argv)
-        run = open_run(args.run_manifest, project_root=args.project_root)
-        prepared = rounds.prepare(run, args.role, tuple(args.worker))
-        if args.json:
-            cli.emit_json(prepared.to_dict())
-        else:
-            for d in prepared.dispatches:
-                sys.stdout.write(f"{d.worker_id}\tattempt {d.attempt}\t{d.prompt_path}\n")
-            cli.say(PROG, f"next: team-dispatch --round {prepared.round}")
-        return cli.EXIT_OK
-
-    return cli.run(PROG, body)
+    return cli.run(PROG, lambda: _run(parser.parse_args(argv)))

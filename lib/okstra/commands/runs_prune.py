@@ -29,6 +29,21 @@ def _size(n: int) -> str:
     return f"{n:.1f} GB"
 
 
+def _run(args: argparse.Namespace) -> int:
+    from okstra.run import prune
+
+    root = paths.find_project_root(explicit=args.project_root)
+    runs = prune.prune(root, args.older_than, dry_run=args.dry_run)
+    if args.json:
+        cli.emit_json({"dryRun": args.dry_run, "olderThanSeconds": args.older_than, "runs": [r.to_dict(root) for r in runs]})
+        return cli.EXIT_OK
+    for run in runs:
+        sys.stdout.write(f"{run.run_id}\t{run.age_seconds / 86400:.1f}d\t{_size(run.size_bytes)}\n")
+    verb = "would remove" if args.dry_run else "removed"
+    cli.say(PROG, f"{verb} {len(runs)} run(s), {_size(sum(r.size_bytes for r in runs))}")
+    return cli.EXIT_OK
+
+
 def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
     parser = cli.parser(PROG, doc)
     parser.add_argument("--older-than", type=age, required=True, metavar="AGE")
@@ -36,19 +51,4 @@ def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
     parser.add_argument("--project-root", metavar="DIR")
     parser.add_argument("--json", action="store_true")
 
-    def body() -> int:
-        args = parser.parse_args(argv)
-        from okstra.run import prune
-
-        root = paths.find_project_root(explicit=args.project_root)
-        runs = prune.prune(root, args.older_than, dry_run=args.dry_run)
-        if args.json:
-            cli.emit_json({"dryRun": args.dry_run, "olderThanSeconds": args.older_than, "runs": [r.to_dict(root) for r in runs]})
-            return cli.EXIT_OK
-        for run in runs:
-            sys.stdout.write(f"{run.run_id}\t{run.age_seconds / 86400:.1f}d\t{_size(run.size_bytes)}\n")
-        verb = "would remove" if args.dry_run else "removed"
-        cli.say(PROG, f"{verb} {len(runs)} run(s), {_size(sum(r.size_bytes for r in runs))}")
-        return cli.EXIT_OK
-
-    return cli.run(PROG, body)
+    return cli.run(PROG, lambda: _run(parser.parse_args(argv)))

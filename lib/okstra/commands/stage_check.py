@@ -18,7 +18,7 @@ from typing import Any
 from okstra.core import cli, git, paths
 from okstra.core.errors import InputError
 from okstra.harness import stage_scope
-from okstra.harness.stage_scope import Verdict, Writer
+from okstra.harness.stage_scope import ScopeVerdict, Writer
 from okstra.model import active_run, run_manifest, team_state
 from okstra.model.active_run import ApprovedStage
 from okstra.model.layout import Run, RunLayout, open_run
@@ -31,7 +31,7 @@ PROG = "stage-check"
 class RunScope:
     run_id: str
     stage: ApprovedStage
-    verdicts: tuple[tuple[str | None, Verdict], ...]  # (worktree owner or None for the project, verdict)
+    verdicts: tuple[tuple[str | None, ScopeVerdict], ...]  # (worktree owner or None for the project, verdict)
 
     @property
     def ok(self) -> bool:
@@ -112,7 +112,7 @@ def check_run(run: Run, *, base: str | None = None) -> RunScope:
     state = run.state()
     recorded = writers(root, layout, state.dispatches)
     by_worker = {w.worker_id: w for w, _ in recorded}
-    verdicts: list[tuple[str | None, Verdict]] = [
+    verdicts: list[tuple[str | None, ScopeVerdict]] = [
         (None, stage_scope.check(root, stage, base=base, writers=stage_scope.written_by(recorded)))
     ]
     for found in worktrees.entries(layout):
@@ -200,7 +200,7 @@ def begin_worker(run: Run, worker_id: str, attempt: int | None) -> WorkerScope |
     return scope
 
 
-def end_worker(scope: WorkerScope) -> tuple[Any, Verdict | None]:
+def end_worker(scope: WorkerScope) -> tuple[Any, ScopeVerdict | None]:
     """Judge what the worker changed: the ScopeCheck for its terminal record, and the verdict."""
     from okstra.model.dispatch import ScopeCheck
 

@@ -7,22 +7,16 @@ import sys
 from collections.abc import Sequence
 
 from okstra.core import cli, paths
-from okstra.core.errors import InputError, RefusedError
+from okstra.core.errors import RefusedError
 from okstra.model.layout import TaskKey, for_project
 from okstra.report import stage_queue
 
 PROG = "stage-record"
 
 
-def _stage(text: str) -> int:
-    if not text.isascii() or not text.isdigit() or int(text) < 1:
-        raise InputError(f"--stage: {text[:40]!r} is not a positive whole number")
-    return int(text)
-
-
 def _run(args: argparse.Namespace) -> int:
     key = TaskKey.parse(args.task_key)
-    stage = _stage(args.stage)
+    stage = cli.positive_int(args.stage, "--stage")
     root = paths.find_project_root(explicit=args.project_root)
     project = for_project(root)
     if args.status == "done":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Sequence
 
 from okstra.core import cli
@@ -48,6 +49,43 @@ def _failover_doc(plan) -> dict:
     }
 
 
+def _run(args: argparse.Namespace) -> int:
+    from okstra.model.layout import open_run
+    from okstra.run import prompts
+    from okstra.team import dispatch
+
+    run = open_run(args.run_manifest, project_root=args.project_root)
+    workers, stood_in = args.worker, None
+    if args.failover:
+        stood_in = _failover(run)
+        if not stood_in.stand_ins:
+            if args.json:
+                cli.emit_json({"runId": run.manifest.run_id, "dispatched": [], "failover": _failover_doc(stood_in)})
+            cli.say(PROG, "no rate-limited worker to fail over")
+            return cli.EXIT_OK
+        run = open_run(args.run_manifest, project_root=args.project_root)  # the manifest may name the stand-ins now
+        workers = [*workers, *(s.dispatch.worker_id for s in stood_in.stand_ins)]
+    outcome = dispatch.dispatch(
+        run,
+        prompts.checker(run.root, run.manifest),
+        round_name=args.round,
+        workers=workers,
+        redispatch=args.redispatch,
+        budget=_budget(run),
+    )
+    if args.json:
+        doc = outcome.to_dict()
+        if stood_in is not None:
+            doc["failover"] = _failover_doc(stood_in)
+        cli.emit_json(doc)
+    else:
+        for d in outcome.dispatched:
+            print(f"{d.worker_id}\t{d.attempt}\t{d.pane_id or '-'}\t{d.pid or '-'}")
+    panes = sum(1 for d in outcome.dispatched if d.pane_id)
+    cli.say(PROG, f"PROGRESS: phase-dispatch workers={len(outcome.dispatched)} panes={panes} backend={outcome.backend}")
+    return cli.EXIT_OK
+
+
 def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
     parser = cli.parser(PROG, doc)
     cli.run_options(parser)
@@ -57,33 +95,4 @@ def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
     parser.add_argument("--failover", action="store_true")
     parser.add_argument("--json", action="store_true")
 
-    def body() -> int:
-        args = parser.parse_args(argv)
-        from okstra.model.layout import open_run
-        from okstra.team import dispatch
-
-        run = open_run(args.run_manifest, project_root=args.project_root)
-        workers, stood_in = args.worker, None
-        if args.failover:
-            stood_in = _failover(run)
-            if not stood_in.stand_ins:
-                if args.json:
-                    cli.emit_json({"runId": run.manifest.run_id, "dispatched": [], "failover": _failover_doc(stood_in)})
-                cli.say(PROG, "no rate-limited worker to fail over")
-                return cli.EXIT_OK
-            run = open_run(args.run_manifest, project_root=args.project_root)  # the manifest may name the stand-ins now
-            workers = [*workers, *(s.dispatch.worker_id for s in stood_in.stand_ins)]
-        outcome = dispatch.dispatch(run, round_name=args.round, workers=workers, redispatch=args.redispatch, budget=_budget(run))
-        if args.json:
-            doc = outcome.to_dict()
-            if stood_in is not None:
-                doc["failover"] = _failover_doc(stood_in)
-            cli.emit_json(doc)
-        else:
-            for d in outcome.dispatched:
-                print(f"{d.worker_id}\t{d.attempt}\t{d.pane_id or '-'}\t{d.pid or '-'}")
-        panes = sum(1 for d in outcome.dispatched if d.pane_id)
-        cli.say(PROG, f"PROGRESS: phase-dispatch workers={len(outcome.dispatched)} panes={panes} backend={outcome.backend}")
-        return cli.EXIT_OK
-
-    return cli.run(PROG, body)
+    return cli.run(PROG, lambda: _run(parser.parse_args(argv)))

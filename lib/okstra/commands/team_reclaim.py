@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 from collections.abc import Sequence
 
@@ -34,6 +35,17 @@ def report(prog: str, outcome, as_json: bool, checkpoint: str) -> None:
         cli.say(prog, f"run {outcome.run_id} ended ({outcome.final_status or 'no final status'}): no active run now")
 
 
+def _run(args: argparse.Namespace) -> int:
+    from okstra.model.layout import open_run
+    from okstra.team import lifecycle
+
+    run = open_run(args.run_manifest, project_root=args.project_root)
+    checkpoint = "phase-gate-cleanup" if args.gate else "phase-batch-cleanup"
+    outcome = lifecycle.reclaim(run, dry_run=args.dry_run, gate=args.gate)
+    report(PROG, outcome, args.json, checkpoint)
+    return cli.EXIT_OK
+
+
 def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
     parser = cli.parser(PROG, doc)
     cli.run_options(parser)
@@ -41,15 +53,4 @@ def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
     parser.add_argument("--gate", action="store_true")
     parser.add_argument("--json", action="store_true")
 
-    def body() -> int:
-        args = parser.parse_args(argv)
-        from okstra.model.layout import open_run
-        from okstra.team import lifecycle
-
-        run = open_run(args.run_manifest, project_root=args.project_root)
-        checkpoint = "phase-gate-cleanup" if args.gate else "phase-batch-cleanup"
-        outcome = lifecycle.reclaim(run, dry_run=args.dry_run, gate=args.gate)
-        report(PROG, outcome, args.json, checkpoint)
-        return cli.EXIT_OK
-
-    return cli.run(PROG, body)
+    return cli.run(PROG, lambda: _run(parser.parse_args(argv)))

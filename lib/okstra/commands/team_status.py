@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Sequence
 
 from okstra.core import cli
@@ -19,6 +20,42 @@ def _spend(run):
     return spend.Summary(tuple(spend.lines(run.state().dispatches, loaded)), _budget(run), spend.prices_as_of(loaded))
 
 
+def _run(args: argparse.Namespace) -> int:
+    from okstra.model.layout import open_run
+    from okstra.team import liveness, status
+
+    run = open_run(args.run_manifest, project_root=args.project_root)
+    limits = {
+        "max_idle": args.max_idle or liveness.DEFAULT_MAX_IDLE,
+        "launch_grace": args.launch_grace or liveness.DEFAULT_LAUNCH_GRACE,
+        "idle_window": args.idle_window or liveness.DEFAULT_IDLE_WINDOW,
+    }
+    if args.explain is not None:
+        run.state().find(args.explain)  # an unknown worker: exit 2, naming the known ones
+        row = next(r for r in status.table(run, **limits) if r.dispatch.worker_id == args.explain)
+        if args.json:
+            cli.emit_json({"runId": run.manifest.run_id, **row.to_dict()})
+        else:
+            print(status.explain(row))
+        return cli.EXIT_OK
+    rows = status.table(run, all_attempts=args.all, **limits)
+    summary = _spend(run)
+    if args.json:
+        cli.emit_json(
+            {
+                "runId": run.manifest.run_id,
+                "backend": run.manifest.terminal_backend,
+                "workers": [r.to_dict() for r in rows],
+                "spend": summary.to_dict(),
+            }
+        )
+    else:
+        print(status.render(rows))
+        print()
+        print(summary.render())
+    return cli.EXIT_OK
+
+
 def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
     parser = cli.parser(PROG, doc)
     cli.run_options(parser)
@@ -29,40 +66,4 @@ def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
     parser.add_argument("--idle-window", type=cli.seconds(), default=None, metavar="SECONDS")
     parser.add_argument("--json", action="store_true")
 
-    def body() -> int:
-        args = parser.parse_args(argv)
-        from okstra.model.layout import open_run
-        from okstra.team import liveness, status
-
-        run = open_run(args.run_manifest, project_root=args.project_root)
-        limits = {
-            "max_idle": args.max_idle or liveness.DEFAULT_MAX_IDLE,
-            "launch_grace": args.launch_grace or liveness.DEFAULT_LAUNCH_GRACE,
-            "idle_window": args.idle_window or liveness.DEFAULT_IDLE_WINDOW,
-        }
-        if args.explain is not None:
-            run.state().find(args.explain)  # an unknown worker: exit 2, naming the known ones
-            row = next(r for r in status.table(run, **limits) if r.dispatch.worker_id == args.explain)
-            if args.json:
-                cli.emit_json({"runId": run.manifest.run_id, **row.to_dict()})
-            else:
-                print(status.explain(row))
-            return cli.EXIT_OK
-        rows = status.table(run, all_attempts=args.all, **limits)
-        summary = _spend(run)
-        if args.json:
-            cli.emit_json(
-                {
-                    "runId": run.manifest.run_id,
-                    "backend": run.manifest.terminal_backend,
-                    "workers": [r.to_dict() for r in rows],
-                    "spend": summary.to_dict(),
-                }
-            )
-        else:
-            print(status.render(rows))
-            print()
-            print(summary.render())
-        return cli.EXIT_OK
-
-    return cli.run(PROG, body)
+    return cli.run(PROG, lambda: _run(parser.parse_args(argv)))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Sequence
 
 from okstra.core import cli
@@ -18,6 +19,23 @@ def _worktrees(run) -> None:
         cli.say(PROG, f"worktree {removed.path} of {removed.worker_id} {gone}; {removed.note}")
 
 
+def _run(args: argparse.Namespace) -> int:
+    from okstra.commands.team_reclaim import report
+    from okstra.model.layout import open_run
+    from okstra.team import lifecycle
+
+    run = open_run(args.run_manifest, project_root=args.project_root)
+    grace = lifecycle.DEFAULT_GRACE if args.grace is None else args.grace
+    outcome = lifecycle.teardown(run, dry_run=args.dry_run, grace=grace)
+    report(PROG, outcome, args.json, "phase-teardown")
+    if not args.dry_run:
+        _worktrees(run)
+    if outcome.survivors:
+        cli.say(PROG, f"processes still running after SIGKILL: {' '.join(map(str, outcome.survivors))}")
+        return cli.EXIT_NO
+    return cli.EXIT_OK
+
+
 def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
     parser = cli.parser(PROG, doc)
     cli.run_options(parser)
@@ -25,21 +43,4 @@ def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
     parser.add_argument("--dry-run", action="store_true")
     parser.add_argument("--json", action="store_true")
 
-    def body() -> int:
-        args = parser.parse_args(argv)
-        from okstra.commands.team_reclaim import report
-        from okstra.model.layout import open_run
-        from okstra.team import lifecycle
-
-        run = open_run(args.run_manifest, project_root=args.project_root)
-        grace = lifecycle.DEFAULT_GRACE if args.grace is None else args.grace
-        outcome = lifecycle.teardown(run, dry_run=args.dry_run, grace=grace)
-        report(PROG, outcome, args.json, "phase-teardown")
-        if not args.dry_run:
-            _worktrees(run)
-        if outcome.survivors:
-            cli.say(PROG, f"processes still running after SIGKILL: {' '.join(map(str, outcome.survivors))}")
-            return cli.EXIT_NO
-        return cli.EXIT_OK
-
-    return cli.run(PROG, body)
+    return cli.run(PROG, lambda: _run(parser.parse_args(argv)))

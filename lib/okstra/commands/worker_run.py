@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import argparse
 import signal
+import sys
 from collections.abc import Sequence
 
 from okstra.core import cli
@@ -10,12 +12,6 @@ from okstra.model.dispatch import COMPLETED
 from okstra.model.layout import Run, check_worker_id, open_run
 
 PROG = "worker-run"
-
-
-def _positive_int(text: str) -> int:
-    if not text.isdigit() or int(text) < 1:
-        raise ValueError(text)
-    return int(text)
 
 
 def _scope_begin(run: Run, worker: str, attempt: int | None):
@@ -51,33 +47,36 @@ def _scope_end(scope, worker: str, attempt: int | None) -> dict:
     return {"scope_check": check}
 
 
+def _run(args: argparse.Namespace) -> int:
+    from okstra.run import catalog
+    from okstra.team import worker_run
+
+    worker = check_worker_id(args.worker, "--worker")
+    attempt = cli.positive_int(args.attempt, "--attempt") if args.attempt is not None else None
+    run = open_run(args.run_manifest, project_root=args.project_root)
+    scope = _scope_begin(run, worker, attempt)
+    done = worker_run.run(
+        run,
+        catalog.load(run.root),  # heavy (YAML, schema): only when a worker really runs
+        worker,
+        attempt,
+        echo=getattr(sys.stdout, "buffer", None),  # a pane shows the output as it arrives
+        at_end=lambda: _scope_end(scope, worker, attempt),
+    )
+    if done.signal is not None:
+        cli.say(PROG, f"{done.worker_id}: terminated by {signal.Signals(done.signal).name}")
+        return cli.signalled(done.signal)
+    if done.status == COMPLETED:
+        cli.say(PROG, f"{done.worker_id}: completed -> {done.result} ({done.result_source})")
+        return cli.EXIT_OK
+    cli.say(PROG, f"{done.worker_id}: error: {done.reason}")
+    return cli.EXIT_NO
+
+
 def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
     parser = cli.parser(PROG, doc)
     cli.run_options(parser, manifest_required=True)
     parser.add_argument("--worker", required=True)
-    parser.add_argument("--attempt", type=_positive_int)
+    parser.add_argument("--attempt")
 
-    def body() -> int:
-        args = parser.parse_args(argv)
-        from okstra.team import worker_run
-
-        worker = check_worker_id(args.worker, "--worker")
-        run = open_run(args.run_manifest, project_root=args.project_root)
-        scope = _scope_begin(run, worker, args.attempt)
-        done = worker_run.run(
-            run,
-            worker,
-            args.attempt,
-            echo=worker_run.main_echo(),
-            at_end=lambda: _scope_end(scope, worker, args.attempt),
-        )
-        if done.signal is not None:
-            cli.say(PROG, f"{done.worker_id}: terminated by {signal.Signals(done.signal).name}")
-            return cli.signalled(done.signal)
-        if done.status == COMPLETED:
-            cli.say(PROG, f"{done.worker_id}: completed -> {done.result} ({done.result_source})")
-            return cli.EXIT_OK
-        cli.say(PROG, f"{done.worker_id}: error: {done.reason}")
-        return cli.EXIT_NO
-
-    return cli.run(PROG, body)
+    return cli.run(PROG, lambda: _run(parser.parse_args(argv)))

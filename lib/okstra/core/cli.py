@@ -47,9 +47,15 @@ def signalled(signum: int) -> int:
 def exit_code_for(exc: errors.OkstraError) -> int:
     if isinstance(exc, errors.ProblemsFound):
         return EXIT_NO
-    if isinstance(exc, errors.DeadlineError):
-        return EXIT_DEADLINE
     return EXIT_FAILED
+
+
+def positive_int(text: str, flag: str) -> int:
+    """A whole number from 1 up, as `flag` gives it (ASCII digits only: `int()` would take
+    other scripts' digits, signs and underscores)."""
+    if not text.isascii() or not text.isdigit() or int(text) < 1:
+        raise errors.InputError(f"{flag} {text[:40]!r} is not a whole number from 1 up", hint=f"pass {flag} 1, 2, …")
+    return int(text)
 
 
 def summary_of(doc: str | None) -> str | None:

@@ -1,8 +1,17 @@
-"""One class per failure kind.
+"""One class per failure kind; `core.cli.exit_code_for` maps each to its exit code (DESIGN §1).
 
-Messages name the value, where it came from, and what to do next. Exit codes
-are not decided here: `core.cli` maps each class to its code, so the table of
-codes lives in one room.
+The kinds a caller can tell apart by exit code:
+- `UsageError`: the command line is wrong (2).
+- `InputError` and the kinds beside it, `PathEscapeError` (a kind of `InputError`),
+  `StateError`, `RefusedError`, `ToolNotFoundError`, `ProcessError`: the command could
+  not do its job with what it was given or found (2). The class names the cause for the
+  code and the tests; the user sees the same one line.
+- `ProblemsFound`: the job was done and the answer is no (1), one line per problem.
+- Anything else is a bug: exit 70, from `core.cli.run` only.
+A deadline is not an error: the domain returns a verdict and the command picks exit 3.
+
+Every message is built the same way: `<what, naming the value and its source>; <hint:
+what to do next>`, one line.
 """
 
 
@@ -49,7 +58,3 @@ class ProblemsFound(OkstraError):
     def __init__(self, problems: list[str], *, summary: str | None = None) -> None:
         self.problems = list(problems)
         super().__init__(summary or f"{len(self.problems)} problem(s) found")
-
-
-class DeadlineError(OkstraError):
-    """A deadline passed before the awaited state was reached."""

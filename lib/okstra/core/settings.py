@@ -35,7 +35,6 @@ def _truthy(value: str | None) -> bool:
 @dataclass(frozen=True)
 class Settings:
     root: Path
-    debug: bool
     project_root: Path | None
 
     @classmethod
@@ -45,7 +44,6 @@ class Settings:
         project = env.get("OKSTRA_PROJECT_ROOT")
         return cls(
             root=Path(root).expanduser(),
-            debug=_truthy(env.get("OKSTRA_DEBUG")),
             project_root=Path(project).expanduser() if project else None,
         )
 

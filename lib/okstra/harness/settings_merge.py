@@ -52,7 +52,7 @@ _HOOK_NAME = re.compile(r"hooks/(" + "|".join(map(re.escape, HOOK_NAMES)) + r")\
 
 
 @dataclass
-class Outcome:
+class HooksChange:
     action: str
     project: Path
     settings_path: Path
@@ -312,7 +312,7 @@ def _project(project: Path) -> Path:
     return Path(project).resolve()
 
 
-def apply(project: Path, prefix: Path, *, shared: bool = False, sandbox: bool = False) -> Outcome:
+def apply(project: Path, prefix: Path, *, shared: bool = False, sandbox: bool = False) -> HooksChange:
     """Install okstra's hooks in `project`'s settings (local, or `shared`); `uninstall_project` undoes it."""
     project = _project(project)
     prefix = Path(prefix).resolve()
@@ -332,7 +332,7 @@ def apply(project: Path, prefix: Path, *, shared: bool = False, sandbox: bool = 
     ours = [a for a in recorded_allow if a in doc.get("sandbox", {}).get("filesystem", {}).get("allowWrite", [])]
     ours += [a for a in added if a not in ours]
     new_text = _serialize(doc, indent)
-    outcome = Outcome("install", project, settings_path, new_text != text, prefix, _listing(okstra), ours)
+    outcome = HooksChange("install", project, settings_path, new_text != text, prefix, _listing(okstra), ours)
     files = dict(record["files"])
     files[rel] = {"addedAllowWrite": ours, "createdSettings": bool(mine.get("createdSettings")) or not exists}
     new_record = {"schemaVersion": "2.0", "prefix": str(prefix), "files": files}
@@ -347,7 +347,7 @@ def apply(project: Path, prefix: Path, *, shared: bool = False, sandbox: bool = 
     return outcome
 
 
-def uninstall_project(project: Path, prefix: Path | None = None) -> list[Outcome]:
+def uninstall_project(project: Path, prefix: Path | None = None) -> list[HooksChange]:
     """okstra's hooks (and the allowances it added) out of both settings files of `project`."""
     project = _project(project)
     record_path = for_project(project).hooks_install_record
@@ -359,7 +359,7 @@ def uninstall_project(project: Path, prefix: Path | None = None) -> list[Outcome
         settings_path, target = _settings_target(project, rel)
         mine = record["files"].get(rel, {})
         allow = [a for a in mine.get("addedAllowWrite", []) if isinstance(a, str)]
-        outcome = Outcome("uninstall", project, settings_path, False, prefix, [], allow)
+        outcome = HooksChange("uninstall", project, settings_path, False, prefix, [], allow)
         outcomes.append(outcome)
         if not target.exists():
             continue
@@ -445,9 +445,9 @@ def registered_projects(prefix: Path) -> list[Path]:
     ]
 
 
-def uninstall_everywhere(prefix: Path) -> list[tuple[Path, list[Outcome] | None]]:
+def uninstall_everywhere(prefix: Path) -> list[tuple[Path, list[HooksChange] | None]]:
     """Take `prefix`'s hooks out of every registered project (None: the project is gone)."""
-    done: list[tuple[Path, list[Outcome] | None]] = []
+    done: list[tuple[Path, list[HooksChange] | None]] = []
     for project in registered_projects(prefix):
         if project.is_dir():
             done.append((project, uninstall_project(project, prefix)))

@@ -65,7 +65,7 @@ class PathVerdict:
 
 
 @dataclass(frozen=True)
-class Verdict:
+class ScopeVerdict:
     tree: str  # project-relative work tree ("." for the project itself)
     base: str | None
     stage: int | None
@@ -104,7 +104,7 @@ def judge(
     tree: Path | None = None,
     base: str | None = None,
     default: Writer | None = None,
-) -> Verdict:
+) -> ScopeVerdict:
     """Each change against the allowance of the worker that wrote it (`writers` by
     path, else `default`, else the lead). Planned paths are project-relative, so a
     change in a worktree is judged as the same path in the project."""
@@ -126,7 +126,7 @@ def judge(
             why = stage_name
         verdicts.append(PathVerdict(change, ok, writer.worker_id if writer else None, why))
     shown = "." if tree is None or Path(tree).resolve() == Path(top) else os.path.relpath(Path(tree).resolve(), top)
-    return Verdict(shown, base, stage.number if stage else None, tuple(verdicts))
+    return ScopeVerdict(shown, base, stage.number if stage else None, tuple(verdicts))
 
 
 # ---------------------------------------------------------------- who wrote what
@@ -163,7 +163,7 @@ def begin(record_path: Path, tree: Path, base: str | None, writer: Writer) -> No
 
 def finish(
     record_path: Path, root: Path, stage: ApprovedStage | None, writer: Writer, *, own_tree: bool = False
-) -> Verdict | None:
+) -> ScopeVerdict | None:
     """After a worker ran: the paths it changed, judged against its allowance and
     recorded; None when `begin` recorded nothing to compare with."""
     if not record_path.exists():
@@ -202,7 +202,7 @@ def check(
     base: str | None = None,
     writers: Mapping[str, Writer] | None = None,
     default: Writer | None = None,
-) -> Verdict:
+) -> ScopeVerdict:
     """`stage-check` for one work tree: every change since `base` (the stage's base by default)."""
     tree = Path(tree or root)
     base = base if base is not None else stage.base_commit

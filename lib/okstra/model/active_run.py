@@ -85,6 +85,20 @@ class ApprovedStage(_Record):
         }
 
 
+class PlannedStage(_Record):
+    """The approved stage a `--stage N` render works on, and the plan's text for it that
+    becomes the workers' brief (the report domain reads both; the run domain renders)."""
+
+    __slots__ = ("approved", "text")
+
+    def __init__(self, approved: ApprovedStage, text: str) -> None:
+        object.__setattr__(self, "approved", approved)
+        object.__setattr__(self, "text", text)
+
+    def to_dict(self) -> dict:
+        return {"approved": self.approved.to_dict(), "text": self.text}
+
+
 class ActiveRun(_Record):
     __slots__ = ("run_id", "task_key", "task_type", "run_dir", "run_manifest_path", "phase", "stage", "allowed_commands")
 

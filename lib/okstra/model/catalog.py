@@ -20,17 +20,7 @@ from typing import Any
 from okstra.core.errors import RefusedError
 
 PLACEHOLDERS = ("binary", "prompt", "model", "answer_file", "workdir")
-OUTPUT_FORMATS = (
-    "claude-json",
-    "claude-stream-json",
-    "codex-jsonl",
-    "gemini-json",
-    "gemini-stream-json",
-    "grok-json",
-    "kimi-stream-json",
-)
 PROMPT_DELIVERIES = ("argument",)
-RUNNERS = ("native-session", "cli-wrapper")
 _PLACEHOLDER = re.compile(r"\{(" + "|".join(PLACEHOLDERS) + r")\}")
 
 
@@ -155,11 +145,13 @@ class Catalog:
     def ids(self) -> tuple[str, ...]:
         return tuple(p.id for p in self.providers)
 
-    def provider(self, provider_id: str) -> Provider:
+    def provider(self, provider_id: str, source: str | None = None) -> Provider:
+        """The provider `provider_id`; the one refusal of an unknown provider id, naming `source`."""
         for p in self.providers:
             if p.id == provider_id:
                 return p
-        raise RefusedError(f"unknown provider {provider_id!r}", hint=f"known providers: {', '.join(self.ids())}")
+        where = f"{source}: " if source else ""
+        raise RefusedError(f"{where}unknown provider {provider_id!r}", hint=f"known providers: {', '.join(self.ids())}")
 
     def to_dict(self) -> dict[str, Any]:
         return {"providers": {p.id: p.to_dict() for p in self.providers}}

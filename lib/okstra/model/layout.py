@@ -231,9 +231,6 @@ class ProjectLayout:
     def run_id(self, key: TaskKey, run_number: int) -> str:
         return f"{key.group}--{key.task_id}--r{run_number:03d}"
 
-    def resolve(self, value: str, source: str) -> Path:
-        return paths.resolve_inside(self.root, value, source=source)
-
 
 def for_project(root: Path) -> ProjectLayout:
     return ProjectLayout(Path(root).resolve())
@@ -272,6 +269,7 @@ class Run:
         return team_state.load(self.team_state_path)
 
     def resolve(self, value: str, source: str) -> Path:
+        """A path recorded in the run's state, resolved inside the project (DESIGN §14)."""
         return paths.resolve_inside(self.root, value, source=source)
 
 

@@ -57,10 +57,6 @@ def load(path: Path) -> TeamState:
     return TeamState.from_dict(fsio.read_json(path, what="team-state file"), str(path))
 
 
-def write(path: Path, state: TeamState) -> None:
-    fsio.write_json(path, state.to_dict())
-
-
 def update(path: Path, change: Callable[[TeamState], TeamState | None]) -> TeamState:
     """Apply `change` under the team-state lock; it returns the new state, or None for no change."""
     result: list[TeamState] = []

@@ -18,7 +18,7 @@ the field. An unreadable file is an InputError (exit 2).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -115,21 +115,6 @@ def split_row(line: str) -> list[str]:
     if not ended_with_pipe:
         cells.append("".join(current).strip())
     return cells
-
-
-def escape_cell(text: str) -> str:
-    """The inverse of `split_row` for one cell: `\\` -> `\\\\`, `|` -> `\\|`, newlines as spaces."""
-    return " ".join(text.replace("\\", "\\\\").replace("|", "\\|").splitlines())
-
-
-def markdown_table(rows: Sequence[StageRow]) -> str:
-    """The `## Stage Map` table for `rows` (what the report renderer may write)."""
-    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
-    for r in rows:
-        deps = ", ".join(str(d) for d in r.depends_on) or "none"
-        cells = [str(r.stage), r.title, deps, str(r.step_count), r.exit_contract_summary]
-        lines.append("| " + " | ".join(escape_cell(c) for c in cells) + " |")
-    return "\n".join(lines) + "\n"
 
 
 # ---------------------------------------------------------------- reading

@@ -13,12 +13,14 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from okstra.core import fsio, paths
+from okstra.core import fsio, git, paths
 from okstra.core.clock import now_iso
 from okstra.core.errors import InputError, RefusedError, StateError
-from okstra.model.layout import ProjectLayout, TaskKey
+from okstra.model.active_run import ApprovedStage, PlannedStage
+from okstra.model.layout import ProjectLayout, TaskKey, for_project
 from okstra.report.stage_map import StageMap
 
 STATUSES = ("done", "failed")
@@ -187,3 +189,43 @@ def base_commit_for(project_layout: ProjectLayout, task_key: TaskKey | str, stag
         return None
     last = max((i for i, r in enumerate(records) if r.stage in deps and r.status == "done"))
     return records[last].head_commit
+
+
+def approved_stage(root: Path, task_key: TaskKey, plan_arg: str, n: int) -> PlannedStage:
+    """Stage `n` of the approved plan `plan_arg`, and the plan's text for it, for
+    render-bundle --stage N --plan PLAN (DESIGN §7).
+
+    The plan is an implementation-planning report of the same task whose sidecar
+    holds an approved PLAN DECISION; its stage map names the stage's title and
+    planned paths; the task's consumer log gives the base commit (the head of the
+    dependency recorded done last; with no dependency, the project's HEAD, which
+    stage-check compares against, DESIGN §10).
+    """
+    from okstra.report import stage_map, user_response
+
+    plan = user_response.load_report(root, plan_arg)
+    if plan.task_type != "implementation-planning" or plan.task_key != str(task_key):
+        raise RefusedError(
+            f"--plan {plan_arg!r} is a {plan.task_type} report of {plan.task_key}",
+            hint=f"name an implementation-planning report of {task_key}",
+        )
+    responses = user_response.read_sidecar(plan)
+    decision = responses.plan_decision if responses is not None else None
+    if decision is None or decision.status != "approved":
+        state = "has no PLAN DECISION" if decision is None else f"says {decision.status}"
+        raise RefusedError(
+            f"the plan {plan_arg!r} is not approved: its sidecar {plan.run.relative(plan.sidecar)} {state}",
+            hint="the user approves it in the report's HTML view or with user-response-write --plan-decision",
+        )
+    stages = stage_map.load(plan.markdown, root=root)
+    row = stages.row(n)
+    base = base_commit_for(for_project(root), task_key, stages, n) or git.head(root)
+    planned = "\n".join(f"- `{p}`" for p in row.planned_paths) or "- (none listed: ask the lead)"
+    text = (
+        f"Implementation stage {row.stage} of the approved plan `{plan.run.relative(plan.markdown)}`: **{row.title}**\n\n"
+        f"- Steps: {row.step_count}\n- Exit contract: {row.exit_contract_summary}\n"
+        f"- Base commit: {base or 'the current HEAD'}\n\n"
+        f"Planned paths (the only files this stage may change):\n{planned}\n\n"
+        f"Read stage {row.stage} of the plan (and the decisions in its user-response sidecar) before you start."
+    )
+    return PlannedStage(ApprovedStage(row.stage, row.title, row.planned_paths, base), text)

@@ -32,7 +32,7 @@ from okstra.core import fsio, git, schemas
 from okstra.core.clock import now_iso
 from okstra.core.errors import InputError, ProblemsFound, RefusedError, StateError
 from okstra.model import active_run, layout, spend, team_state
-from okstra.model.active_run import ActiveRun, ApprovedStage
+from okstra.model.active_run import ActiveRun, ApprovedStage, PlannedStage
 from okstra.model.catalog import Catalog
 from okstra.model.run_manifest import BACKENDS, TASK_TYPES, RunManifest
 from okstra.model.team_state import TeamState
@@ -57,6 +57,7 @@ class BundleRequest:
     backend: str | None = None
     stage: int | None = None
     plan: str | None = None
+    planned: PlannedStage | None = None  # stage `stage` of `plan` and its text, as the report domain read them
     lead_pane: str | None = None
     brief: str | None = None
     budget: spend.Budget | None = None  # the run's spend budget (--budget-usd, else budget-usd in config)
@@ -117,26 +118,12 @@ def _lead_pane(request: BundleRequest, backend: str) -> str | None:
     return pane
 
 
-@dataclass(frozen=True)
-class Stage:
-    """The approved stage a `--stage N` render works on, and its plan text for the brief."""
-
-    approved: ApprovedStage
-    text: str
-
-
-def _stage(request: BundleRequest, root: Path, key: layout.TaskKey) -> Stage | None:
-    """The approved stage `--stage N` renders, from the approved plan `--plan` (DESIGN §7).
-
-    The plan is an implementation-planning report of the same task whose sidecar
-    holds an approved PLAN DECISION; its stage map names the stage's title and
-    planned paths; the task's consumer log gives the base commit (the head of the
-    dependency recorded done last).
-    """
+def check_stage_request(request: BundleRequest) -> None:
+    """`--stage N` and `--plan PLAN` go together, for an implementation run (DESIGN §7)."""
     if request.stage is None:
         if request.plan is not None:
             raise InputError("--plan goes with --stage N", hint="add --stage N, or drop --plan")
-        return None
+        return
     if isinstance(request.stage, bool) or not isinstance(request.stage, int) or request.stage < 1:
         raise InputError(f"--stage {request.stage!r} is not a stage number", hint="stages are numbered from 1")
     if request.task_type != "implementation":
@@ -145,36 +132,20 @@ def _stage(request: BundleRequest, root: Path, key: layout.TaskKey) -> Stage | N
         )
     if request.plan is None:
         raise InputError("--stage needs --plan PLAN", hint="name the approved implementation plan report (its .md)")
-    from okstra.report import stage_map, stage_queue, user_response
 
-    plan = user_response.load_report(root, request.plan)
-    if plan.task_type != "implementation-planning" or plan.task_key != str(key):
-        raise RefusedError(
-            f"--plan {request.plan!r} is a {plan.task_type} report of {plan.task_key}",
-            hint=f"name an implementation-planning report of {key}",
+
+def _stage(request: BundleRequest) -> PlannedStage | None:
+    """The approved stage `--stage N` renders. The report domain reads it from the approved
+    plan (`report.stage_queue.approved_stage`); render-bundle passes it in as `planned`."""
+    check_stage_request(request)
+    if request.stage is None:
+        return None
+    if request.planned is None or request.planned.approved.number != request.stage:
+        raise InputError(
+            f"--stage {request.stage}: no approved stage {request.stage} was given with the request",
+            hint="resolve it from the plan first (report.stage_queue.approved_stage), as render-bundle does",
         )
-    responses = user_response.read_sidecar(plan)
-    decision = responses.plan_decision if responses is not None else None
-    if decision is None or decision.status != "approved":
-        state = "has no PLAN DECISION" if decision is None else f"says {decision.status}"
-        raise RefusedError(
-            f"the plan {request.plan!r} is not approved: its sidecar {plan.run.relative(plan.sidecar)} {state}",
-            hint="the user approves it in the report's HTML view or with user-response-write --plan-decision",
-        )
-    stages = stage_map.load(plan.markdown, root=root)
-    row = stages.row(request.stage)
-    # A stage with no dependency starts from the project's HEAD: stage-check compares against it (DESIGN §10).
-    base = stage_queue.base_commit_for(layout.for_project(root), key, stages, request.stage) or git.head(root)
-    approved = ApprovedStage(row.stage, row.title, row.planned_paths, base)
-    planned = "\n".join(f"- `{p}`" for p in row.planned_paths) or "- (none listed: ask the lead)"
-    text = (
-        f"Implementation stage {row.stage} of the approved plan `{plan.run.relative(plan.markdown)}`: **{row.title}**\n\n"
-        f"- Steps: {row.step_count}\n- Exit contract: {row.exit_contract_summary}\n"
-        f"- Base commit: {base or 'the current HEAD'}\n\n"
-        f"Planned paths (the only files this stage may change):\n{planned}\n\n"
-        f"Read stage {row.stage} of the plan (and the decisions in its user-response sidecar) before you start."
-    )
-    return Stage(approved, text)
+    return request.planned
 
 
 def _reconcile(root: Path, stage: ApprovedStage) -> list[str]:
@@ -194,7 +165,7 @@ def _reconcile(root: Path, stage: ApprovedStage) -> list[str]:
     return problems
 
 
-def _brief(request: BundleRequest, stage: Stage | None) -> str:
+def _brief(request: BundleRequest, stage: PlannedStage | None) -> str:
     """The task brief every prompt carries: --brief (required but for a stage render,
     whose brief is the stage's plan text, with --brief added as the lead's notes)."""
     given = request.brief
@@ -277,7 +248,7 @@ def prepare(project_root: Path, request: BundleRequest, *, catalog: Catalog | No
     key = layout.TaskKey.parse(request.task_key)
     if request.task_type not in TASK_TYPES:
         raise InputError(f"--task-type {request.task_type!r} is not a task type", hint=f"use one of {', '.join(TASK_TYPES)}")
-    stage = _stage(request, root, key)
+    stage = _stage(request)
     brief = _brief(request, stage)
     backend = _backend(request, root)
     lead_pane = _lead_pane(request, backend)

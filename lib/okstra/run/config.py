@@ -26,13 +26,14 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from okstra.core import fsio, schemas, settings
 from okstra.core.errors import InputError, RefusedError
+from okstra.model.catalog import Catalog
 from okstra.model.run_manifest import BACKENDS
 
 GLOBAL = "global"
@@ -336,7 +337,8 @@ def _write(path: Path, change: Any) -> None:
             fsio.atomic_write(path, text)
 
 
-def set_value(scope: str, name: str, value: str, project_root: Path | None) -> Value:
+def set_value(scope: str, name: str, value: str, project_root: Path | None, *, catalog: Callable[[], Catalog]) -> Value:
+    """Write one key; `catalog` (called only for a key naming providers) knows the provider ids."""
     key = check_key(name)
     if not key.settable:
         raise RefusedError(
@@ -344,12 +346,9 @@ def set_value(scope: str, name: str, value: str, project_root: Path | None) -> V
         )
     normal = check_value(name, value, source=f"value of {name}")
     if name in ("default-workers", "default-executor"):
-        from okstra.run import catalog
-
-        known = catalog.load(project_root).ids()
-        unknown = [p for p in normal.split(",") if p not in known]
-        if unknown:
-            raise InputError(f"value of {name}: unknown provider {unknown[0]!r}", hint=f"known providers: {', '.join(known)}")
+        known = catalog()
+        for provider_id in normal.split(","):
+            known.provider(provider_id, f"value of {name}")
     path = path_for(scope, project_root)
 
     def change(doc: dict[str, Any]) -> bool:

@@ -56,7 +56,7 @@ class StandIn:
 
 
 @dataclass(frozen=True)
-class Plan:
+class FailoverPlan:
     stand_ins: tuple[StandIn, ...]
     skipped: tuple[str, ...]  # one line per limited worker left without a stand-in, saying why
     breakers: tuple[str, ...]
@@ -83,7 +83,7 @@ def plan(
     manifest: RunManifest,
     catalog: Catalog,
     fallback: Mapping[str, Sequence[str]],
-) -> Plan:
+) -> FailoverPlan:
     """Decide the stand-ins and write them (prompts, team state, manifest); nothing is launched."""
     state = team_state.load(layout.team_state)
     breakers = open_breakers(state)
@@ -111,7 +111,7 @@ def plan(
         planned.append(new)
         stand_ins.append(StandIn(new, previous))
     if not stand_ins:
-        return Plan((), tuple(skipped), tuple(breakers))
+        return FailoverPlan((), tuple(skipped), tuple(breakers))
 
     texts = {}
     for s in stand_ins:
@@ -136,7 +136,7 @@ def plan(
     if manifest_now is not manifest:
         fsio.write_json(layout.manifest, manifest_now.to_dict())
     team_state.update(layout.team_state, add)
-    return Plan(tuple(stand_ins), tuple(skipped), tuple(breakers))
+    return FailoverPlan(tuple(stand_ins), tuple(skipped), tuple(breakers))
 
 
 def _new_dispatch(

@@ -15,6 +15,7 @@ would otherwise fail only after launch, looking like a worker fault).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -152,6 +153,28 @@ def check(prompt_text: str, manifest: RunManifest, dispatch: Dispatch, catalog: 
     if not any(a.worker_id == dispatch.worker_id for a in manifest.assignments):
         problems.append(f"worker {dispatch.worker_id!r} is not in run {manifest.run_id}")
     return problems
+
+
+class Contract:
+    """`check` bound to one run, for team-dispatch, with the catalog it judges by (loaded once,
+    on first use; the spend estimate reads the same one)."""
+
+    def __init__(self, project_root: Path, manifest: RunManifest) -> None:
+        self.project_root = project_root
+        self.manifest = manifest
+
+    @functools.cached_property
+    def catalog(self) -> Catalog:
+        from okstra.run import catalog as catalog_loader
+
+        return catalog_loader.load(self.project_root)
+
+    def __call__(self, text: str, dispatch: Dispatch) -> list[str]:
+        return check(text, self.manifest, dispatch, self.catalog)
+
+
+def checker(project_root: Path, manifest: RunManifest) -> Contract:
+    return Contract(project_root, manifest)
 
 
 @dataclass(frozen=True)

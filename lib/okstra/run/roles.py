@@ -63,7 +63,6 @@ from okstra.run import config
 
 BUILTIN_WORKERS = ("claude", "codex")
 LEADER_PROVIDER = "claude"
-FIRST_ROUND_ORDER = ("analyst", "planner", "implementer", "verifier", "critic", "report-writer", "translator")
 _ROLE_MODEL = re.compile(r"^(?P<role>[a-z-]+)=(?P<provider>[^/\s]+)/(?P<model>\S(?:.*\S)?)$")
 
 
@@ -98,7 +97,7 @@ class PlanRequest:
 
 
 @dataclass(frozen=True)
-class Placement:
+class RolePlacement:
     role: str
     worker_id: str
     provider: str
@@ -148,9 +147,7 @@ def _roster(request: PlanRequest, project_root: Path | None, catalog: Catalog) -
 
 
 def _provider(catalog: Catalog, provider_id: str, source: str) -> Provider:
-    if provider_id not in catalog.ids():
-        raise RefusedError(f"{source}: unknown provider {provider_id!r}", hint=f"known providers: {', '.join(catalog.ids())}")
-    return catalog.provider(provider_id)
+    return catalog.provider(provider_id, source)
 
 
 def _model(provider: Provider, model_id: str, source: str) -> str:
@@ -220,14 +217,14 @@ def _language(request: PlanRequest, project_root: Path | None) -> str | None:
 
 def _default_placements(
     task_type: str, roster: tuple[str, ...], executor: str, executor_source: str, executor_model: str | None
-) -> list[Placement]:
+) -> list[RolePlacement]:
     """The roles okstra places by itself (documented in the module docstring)."""
     if task_type == "implementation":
         others = [w for w in roster if w != executor]
         verifiers = others or [executor]
-        placed = [Placement("implementer", executor, executor, executor_model, executor_source)]
-        placed += [Placement("verifier", w, w, None, "the implementation defaults") for w in verifiers]
-        placed.append(Placement("report-writer", verifiers[0], verifiers[0], None, "the implementation defaults"))
+        placed = [RolePlacement("implementer", executor, executor, executor_model, executor_source)]
+        placed += [RolePlacement("verifier", w, w, None, "the implementation defaults") for w in verifiers]
+        placed.append(RolePlacement("report-writer", verifiers[0], verifiers[0], None, "the implementation defaults"))
         return placed
     per_worker = {
         "analysis": "analyst",
@@ -235,14 +232,16 @@ def _default_placements(
         "verification": "verifier",
         "release-handoff": "critic",
     }[task_type]
-    placed = [Placement(per_worker, w, w, None, f"the {task_type} defaults") for w in roster]
-    placed.append(Placement("report-writer", roster[0], roster[0], None, f"the {task_type} defaults"))
+    placed = [RolePlacement(per_worker, w, w, None, f"the {task_type} defaults") for w in roster]
+    placed.append(RolePlacement("report-writer", roster[0], roster[0], None, f"the {task_type} defaults"))
     return placed
 
 
-def _apply_pins(placed: list[Placement], pins: list[RoleModel], catalog: Catalog) -> tuple[list[Placement], list[Placement]]:
+def _apply_pins(
+    placed: list[RolePlacement], pins: list[RoleModel], catalog: Catalog
+) -> tuple[list[RolePlacement], list[RolePlacement]]:
     """Worker placements with pins applied, and the leader/translator pins."""
-    outside: list[Placement] = []
+    outside: list[RolePlacement] = []
     seen: set[tuple[str, str]] = set()
     for pin in pins:
         source = f"--role-model {pin.text}"
@@ -253,9 +252,11 @@ def _apply_pins(placed: list[Placement], pins: list[RoleModel], catalog: Catalog
             raise InputError(f"{source}: role {pin.role} is pinned twice", hint="give each role (and provider) one --role-model")
         seen.add(key)
         if pin.role in (LEADER, TRANSLATOR):
-            outside.append(Placement(pin.role, LEADER_ID if pin.role == LEADER else pin.provider, pin.provider, model_id, source))
+            outside.append(
+                RolePlacement(pin.role, LEADER_ID if pin.role == LEADER else pin.provider, pin.provider, model_id, source)
+            )
             continue
-        pinned = Placement(pin.role, pin.provider, pin.provider, model_id, source)
+        pinned = RolePlacement(pin.role, pin.provider, pin.provider, model_id, source)
         if BY_NAME[pin.role].pin == PIN_SINGLE:
             placed = [p for p in placed if p.role != pin.role] + [pinned]
         else:
@@ -263,13 +264,13 @@ def _apply_pins(placed: list[Placement], pins: list[RoleModel], catalog: Catalog
     return placed, outside
 
 
-def _describe(p: Placement, model_id: str) -> str:
+def _describe(p: RolePlacement, model_id: str) -> str:
     return f"{p.role} on {model_id} ({p.source})"
 
 
-def _worker_models(placed: list[Placement], catalog: Catalog) -> dict[str, str]:
+def _worker_models(placed: list[RolePlacement], catalog: Catalog) -> dict[str, str]:
     """The one model of each worker id; refuses a worker carrying two."""
-    chosen: dict[str, tuple[str, Placement]] = {}
+    chosen: dict[str, tuple[str, RolePlacement]] = {}
     for p in placed:
         if p.model_id is None:
             continue
@@ -320,12 +321,12 @@ def plan(request: PlanRequest, catalog: Catalog, project_root: Path | None = Non
     leader = next((p for p in outside if p.role == "leader"), None)
     if leader is None:
         lp = catalog.provider(LEADER_PROVIDER) if LEADER_PROVIDER in catalog.ids() else catalog.providers[0]
-        leader = Placement("leader", LEADER_ID, lp.id, lp.default_model, "the built-in lead")
+        leader = RolePlacement("leader", LEADER_ID, lp.id, lp.default_model, "the built-in lead")
     translator = next((p for p in outside if p.role == "translator"), None)
     if language is not None:
         if translator is None:
             writer = next(p for p in placed if p.role == "report-writer")
-            translator = Placement("translator", writer.worker_id, writer.provider, None, f"--report-language {language}")
+            translator = RolePlacement("translator", writer.worker_id, writer.provider, None, f"--report-language {language}")
         placed.append(translator)
     elif translator is not None:
         raise RefusedError(
@@ -354,7 +355,7 @@ def plan(request: PlanRequest, catalog: Catalog, project_root: Path | None = Non
         roles = tuple(sorted({e.role for e in mine}, key=order.__getitem__))
         assignments.append(Assignment(worker_id, provider.id, model.id, model.cli_model, provider.runner, roles))
         if worker_id in roster or any(e.role in TASK_ROLES[request.task_type] for e in mine):
-            first = min(mine, key=lambda e: FIRST_ROUND_ORDER.index(e.role))
+            first = min(mine, key=lambda e: order[e.role])  # the role table's order
             first_round.append(first)
     return RolePlan(
         task_type=request.task_type,

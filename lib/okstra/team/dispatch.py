@@ -18,17 +18,18 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from okstra.core import cli, fsio
 from okstra.core.clock import now_iso
 from okstra.core.errors import OkstraError, ProblemsFound, RefusedError
 from okstra.model import spend, team_state
+from okstra.model.catalog import Catalog
 from okstra.model.dispatch import ERROR, PENDING, Dispatch
 from okstra.model.layout import Run, new_attempt
 from okstra.model.team_state import TeamState
 from okstra.team import processes
-from okstra.team.backends import base
+from okstra.team.backends import registry
 from okstra.team.backends.base import Launched, LaunchSpec, PartialLaunch
 
 WORKER_RUN = "worker-run"
@@ -46,7 +47,7 @@ class Dispatched:
 
 
 @dataclass
-class Outcome:
+class DispatchOutcome:
     run_id: str
     backend: str
     dispatched: list[Dispatched] = field(default_factory=list)
@@ -102,30 +103,19 @@ def next_attempt(run: Run, previous: Dispatch) -> Dispatch:
     ).evolve(round=previous.round)
 
 
-_CATALOGS: dict[tuple, object] = {}
+class PromptContract(Protocol):
+    """The prompt contract (DESIGN §4) bound to one run, and the catalog it judges by: the run
+    domain's (`run.prompts.Contract`), passed in by team-dispatch."""
+
+    catalog: Catalog
+
+    def __call__(self, text: str, dispatch: Dispatch) -> list[str]: ...
 
 
-def _catalog(run: Run):
-    """The provider catalog, loaded once per process for the same config files (the prompt
-    check and the spend estimate of one dispatch share it: a load costs tens of ms)."""
-    from okstra.run import catalog as catalog_loader
-    from okstra.run import config
-
-    files = (config.global_path(), config.project_path(run.root))
-    key = (run.root, *(f.stat().st_mtime_ns if f.exists() else None for f in files))
-    if key not in _CATALOGS:
-        _CATALOGS.clear()
-        _CATALOGS[key] = catalog_loader.load(run.root)
-    return _CATALOGS[key]
-
-
-def check_prompts(run: Run, dispatches: Sequence[Dispatch]) -> dict[str, str]:
+def check_prompts(run: Run, contract: PromptContract, dispatches: Sequence[Dispatch]) -> dict[str, str]:
     """Every prompt's text, after the prompt contract; all problems of the round at once."""
-    from okstra.run import prompts
-
     if not dispatches:
         return {}
-    catalog = _catalog(run)
     texts: dict[str, str] = {}
     problems: list[str] = []
     for d in dispatches:
@@ -136,7 +126,7 @@ def check_prompts(run: Run, dispatches: Sequence[Dispatch]) -> dict[str, str]:
         path = run.resolve(d.prompt_path, f"{run.team_state_path}: {where} promptPath")
         text = fsio.read_text(path, what="prompt file")
         texts[d.worker_id] = text
-        problems += [f"{where}: {run.layout.relative(path)}: {p}" for p in prompts.check(text, run.manifest, d, catalog)]
+        problems += [f"{where}: {run.layout.relative(path)}: {p}" for p in contract(text, d)]
     if problems:
         raise ProblemsFound(problems, summary=f"{len(problems)} prompt problem(s): the round was not dispatched")
     return texts
@@ -144,24 +134,25 @@ def check_prompts(run: Run, dispatches: Sequence[Dispatch]) -> dict[str, str]:
 
 def dispatch(
     run: Run,
+    contract: PromptContract,
     *,
     round_name: str | None = None,
     workers: Sequence[str] = (),
     redispatch: Sequence[str] = (),
     budget: spend.Budget | None = None,
-) -> Outcome:
+) -> DispatchOutcome:
     """Check, estimate, claim, launch, record: each step below, in this order (DESIGN §6)."""
     state = run.state()
-    backend = base.for_run(run)
+    backend = registry.for_run(run)
     _check_pane_ids(run, state, backend)
     fresh = _fresh_attempts(run, state, redispatch)
     pending = select(state, round_name=round_name, workers=workers) if (workers or not redispatch or round_name) else []
     pending = [d for d in pending if d.worker_id not in {p.worker_id for p, _ in fresh}]
     # The prompt contract, for the whole round (one catalog load), before anything is written or started.
-    texts = check_prompts(run, [*pending, *(p for p, _ in fresh)])
-    estimates = _estimates(run, state, [*pending, *(n for _, n in fresh)], texts, budget)  # before any write
+    texts = check_prompts(run, contract, [*pending, *(p for p, _ in fresh)])
+    estimates = _estimates(run, state, [*pending, *(n for _, n in fresh)], texts, budget, contract.catalog)  # before any write
     _add_attempts(run, fresh, texts)
-    outcome = Outcome(run.manifest.run_id, backend.name)
+    outcome = DispatchOutcome(run.manifest.run_id, backend.name)
     dispatched_at = now_iso()
     todo = _claim(run, pending + [n for _, n in fresh], dispatched_at)
     if not todo:
@@ -277,19 +268,20 @@ def _not_started(run: Run, todo: Sequence[Dispatch], launched: Sequence[Launched
         team_state.update(run.team_state_path, change)
 
 
-def _estimates(run: Run, state: TeamState, todo: Sequence[Dispatch], texts: dict[str, str], budget: spend.Budget | None) -> dict:
+def _estimates(
+    run: Run, state: TeamState, todo: Sequence[Dispatch], texts: dict[str, str], budget: spend.Budget | None, catalog: Catalog
+) -> dict:
     """Each dispatch's spend estimate from its prompt; refused before anything starts when the
     run's budget would be passed (README "Scope and spend")."""
     found = {}
     for d in todo:
         if d.worker_id in texts:  # every checked prompt (check_prompts reads them all)
-            catalog = _catalog(run)
             provider = catalog.provider(d.provider)
             found[d.key] = spend.estimate(provider, provider.model(d.model_id), texts[d.worker_id])
     if budget is None or not found:
         return found
     going = {d.key for d in todo}
-    committed = sum(line.committed for line in spend.lines((d for d in state.dispatches if d.key not in going), _catalog(run)))
+    committed = sum(line.committed for line in spend.lines((d for d in state.dispatches if d.key not in going), catalog))
     labels = [(f"{d.worker_id} attempt {d.attempt} ({d.provider}/{d.model_id})", found[d.key]) for d in todo if d.key in found]
     spend.check(budget, run.manifest.run_id, committed, labels)
     return found

@@ -37,7 +37,7 @@ from okstra.model.dispatch import ERROR, TORN_DOWN_REASON, Dispatch
 from okstra.model.layout import Run
 from okstra.model.team_state import TeamState
 from okstra.team import processes
-from okstra.team.backends import base
+from okstra.team.backends import registry
 from okstra.team.backends.base import WORKER, Backend
 
 DEFAULT_GRACE = 5.0  # seconds between TERM and KILL (worker-run itself allows its child 2 s)
@@ -45,7 +45,7 @@ ABANDONED = "abandoned"
 
 
 @dataclass
-class Outcome:
+class CleanupOutcome:
     action: str
     run_id: str
     backend: str
@@ -87,7 +87,7 @@ def _check_ids(run: Run, backend: Backend, dispatches: Iterable[Dispatch]) -> No
             backend.check_pane_id(d.pane_id, f"{run.team_state_path}: {d.worker_id} attempt {d.attempt} paneId")
 
 
-def _close(backend: Backend, outcome: Outcome, dispatches: list[Dispatch], dry_run: bool) -> None:
+def _close(backend: Backend, outcome: CleanupOutcome, dispatches: list[Dispatch], dry_run: bool) -> None:
     owner = {d.pane_id: d.worker_id for d in dispatches if d.pane_id}
     if not owner:
         return
@@ -98,11 +98,11 @@ def _close(backend: Backend, outcome: Outcome, dispatches: list[Dispatch], dry_r
     outcome.warnings.extend(result.warnings)
 
 
-def reclaim(run: Run, *, dry_run: bool = False, gate: bool = False) -> Outcome:
+def reclaim(run: Run, *, dry_run: bool = False, gate: bool = False) -> CleanupOutcome:
     state = run.state()
-    backend = base.for_run(run)
+    backend = registry.for_run(run)
     _check_ids(run, backend, state.dispatches)
-    outcome = Outcome("reclaim", run.manifest.run_id, backend.name, dry_run)
+    outcome = CleanupOutcome("reclaim", run.manifest.run_id, backend.name, dry_run)
     outcome.kept = [(d.pane_id, d.worker_id) for d in state.dispatches if d.pane_id and not d.terminal]
     _close(backend, outcome, [d for d in state.dispatches if d.terminal], dry_run)
     if not dry_run:
@@ -110,12 +110,12 @@ def reclaim(run: Run, *, dry_run: bool = False, gate: bool = False) -> Outcome:
     return outcome
 
 
-def teardown(run: Run, *, dry_run: bool = False, grace: float = DEFAULT_GRACE, final_status: str | None = None) -> Outcome:
+def teardown(run: Run, *, dry_run: bool = False, grace: float = DEFAULT_GRACE, final_status: str | None = None) -> CleanupOutcome:
     """Close and stop everything of the run, then end it (with `final_status` when given)."""
     state = run.state()
-    backend = base.for_run(run)
+    backend = registry.for_run(run)
     _check_ids(run, backend, state.dispatches)
-    outcome = Outcome("teardown", run.manifest.run_id, backend.name, dry_run)
+    outcome = CleanupOutcome("teardown", run.manifest.run_id, backend.name, dry_run)
     if dry_run:
         _close(backend, outcome, list(state.dispatches), dry_run=True)
         outcome.written_off = [d.worker_id for d in state.dispatches if not d.terminal]
@@ -130,7 +130,7 @@ def teardown(run: Run, *, dry_run: bool = False, grace: float = DEFAULT_GRACE, f
     return outcome
 
 
-def abandon(run: Run, *, dry_run: bool = False, grace: float = DEFAULT_GRACE) -> Outcome:
+def abandon(run: Run, *, dry_run: bool = False, grace: float = DEFAULT_GRACE) -> CleanupOutcome:
     """`run-end`: tear down what is left and record the run `abandoned`."""
     outcome = teardown(run, dry_run=dry_run, grace=grace, final_status=ABANDONED)
     outcome.action = "run-end"

@@ -1,8 +1,8 @@
 """What a provider CLI printed: its answer, usage, served model, denials, and whether it failed.
 
 One parser per catalog `outputFormat` (docs/DESIGN.md §5; the streams as the real
-CLIs print them). Each returns an `Outcome`; `judge` turns it and the exit code
-into a `Verdict`; `worker_run` decides what lands where. `parse_event` reads one
+CLIs print them). Each returns an `ParsedOutput`; `judge` turns it and the exit code
+into a `RunVerdict`; `worker_run` decides what lands where. `parse_event` reads one
 line of a stream as it arrives (for activity, retries and feeds).
 
 Token usage is normalised into `model.dispatch.Usage`:
@@ -38,6 +38,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from okstra.core.errors import InputError
 from okstra.model.dispatch import Usage, rate_limited_reason
 
 NO_ANSWER = "no answer in output"
@@ -103,7 +104,7 @@ class Denial:
 
 
 @dataclass(frozen=True)
-class Outcome:
+class ParsedOutput:
     """The parsed output of one provider run.
 
     `answer` is the final text (None when the output holds none); `usage` None
@@ -216,9 +217,9 @@ def _why_no_answer(stdout: str, what: str) -> str:
     return f"{len(stdout.encode('utf-8', 'replace'))} bytes of stdout hold no {what}"
 
 
-def _failure(message: str, *, limited: bool = False, usage: Usage | None = None, **extra: Any) -> Outcome:
+def _failure(message: str, *, limited: bool = False, usage: Usage | None = None, **extra: Any) -> ParsedOutput:
     text = _one_line(message)
-    return Outcome(
+    return ParsedOutput(
         None,
         usage,
         error=text,
@@ -234,12 +235,12 @@ _CLAUDE_RESULT = _type_is("result")
 _CLAUDE_INIT = re.compile(r'"subtype"\s*:\s*"init"')
 
 
-def parse_claude(stdout: str, stderr: str = "", exit_code: int = 0) -> Outcome:
+def parse_claude(stdout: str, stderr: str = "", exit_code: int = 0) -> ParsedOutput:
     result = next(_docs(stdout, _CLAUDE_RESULT, last=True), None)
     init = next(_docs(stdout, _CLAUDE_INIT), None) if result is None or not result.get("modelUsage") else None
     if result is None or result.get("type") != "result":
         served = init.get("model") if init and isinstance(init.get("model"), str) else None
-        return Outcome(None, None, served_model=served, note=_why_no_answer(stdout, "claude result object"))
+        return ParsedOutput(None, None, served_model=served, note=_why_no_answer(stdout, "claude result object"))
     usage = _claude_usage(result)
     served = _claude_served(result) or (init.get("model") if init and isinstance(init.get("model"), str) else None)
     denials = _claude_denials(result.get("permission_denials"))
@@ -251,7 +252,7 @@ def parse_claude(stdout: str, stderr: str = "", exit_code: int = 0) -> Outcome:
             message = f"API error {status}: {message}"
         return _failure(message, limited=status == 429, usage=usage, served_model=served, denials=denials)
     answer = text if text and text.strip() else None
-    return Outcome(answer, usage, served_model=served, denials=denials, note=None if answer else "the result text is empty")
+    return ParsedOutput(answer, usage, served_model=served, denials=denials, note=None if answer else "the result text is empty")
 
 
 def _claude_served(result: Mapping[str, Any]) -> str | None:
@@ -307,7 +308,7 @@ _CODEX_TURN_END = _type_is("turn.completed", "turn.failed")
 _CODEX_MESSAGE = _type_is("agent_message")
 
 
-def parse_codex(stdout: str, stderr: str = "", exit_code: int = 0, answer_file_text: str | None = None) -> Outcome:
+def parse_codex(stdout: str, stderr: str = "", exit_code: int = 0, answer_file_text: str | None = None) -> ParsedOutput:
     usage = None
     failed = None
     for event in _docs(stdout, _CODEX_TURN_END, last=True):
@@ -329,7 +330,7 @@ def parse_codex(stdout: str, stderr: str = "", exit_code: int = 0, answer_file_t
             break
     answer = answer_file_text if answer_file_text and answer_file_text.strip() else last_message
     answer = answer if answer and answer.strip() else None
-    return Outcome(answer, usage, note=None if answer else _why_no_answer(stdout, "agent_message"))
+    return ParsedOutput(answer, usage, note=None if answer else _why_no_answer(stdout, "agent_message"))
 
 
 # -- gemini --------------------------------------------------------------------------
@@ -339,7 +340,7 @@ _GEMINI_INIT = _type_is("init")
 _GEMINI_ASSISTANT = re.compile(r'"role"\s*:\s*"assistant"')
 
 
-def parse_gemini(stdout: str, stderr: str = "", exit_code: int = 0) -> Outcome:
+def parse_gemini(stdout: str, stderr: str = "", exit_code: int = 0) -> ParsedOutput:
     """gemini json (one object) and stream-json (events); errors from stderr's error object."""
     streamed = next(_docs(stdout, _GEMINI_RESULT, last=True), None)
     if streamed is not None and streamed.get("type") == "result":
@@ -354,7 +355,7 @@ def parse_gemini(stdout: str, stderr: str = "", exit_code: int = 0) -> Outcome:
             )
         parts = [e.get("content") for e in _docs(stdout, _GEMINI_ASSISTANT) if e.get("type") == "message"]
         answer = "".join(p for p in parts if isinstance(p, str))
-        return Outcome(
+        return ParsedOutput(
             answer if answer.strip() else None,
             usage,
             served_model=served,
@@ -368,7 +369,7 @@ def parse_gemini(stdout: str, stderr: str = "", exit_code: int = 0) -> Outcome:
             return _gemini_error(doc["error"], usage, served)
         text = doc.get("response")
         answer = text if isinstance(text, str) and text.strip() else None
-        return Outcome(answer, usage, served_model=served, note=None if answer else "the response is empty")
+        return ParsedOutput(answer, usage, served_model=served, note=None if answer else "the response is empty")
     reported = _last_object(stderr) if "{" in stderr else None
     if reported is not None and isinstance(reported.get("error"), Mapping):
         return _gemini_error(reported["error"], None, None)
@@ -376,13 +377,13 @@ def parse_gemini(stdout: str, stderr: str = "", exit_code: int = 0) -> Outcome:
     served = init.get("model") if init and isinstance(init.get("model"), str) else None
     tail = stdout.strip().rsplit("\n", 1)[-1]
     if exit_code == 0 and (not tail or _load(tail) is not None):  # observed: gemini exits 0, no result, on SIGTERM
-        return Outcome(
+        return ParsedOutput(
             None, None, served_model=served, note="exited 0 without a result, as gemini does on SIGTERM", killed="SIGTERM"
         )
-    return Outcome(None, None, served_model=served, note=_why_no_answer(stdout, "gemini response"))
+    return ParsedOutput(None, None, served_model=served, note=_why_no_answer(stdout, "gemini response"))
 
 
-def _gemini_error(err: Mapping[str, Any], usage: Usage | None, served: str | None) -> Outcome:
+def _gemini_error(err: Mapping[str, Any], usage: Usage | None, served: str | None) -> ParsedOutput:
     message = str(err.get("message") or err.get("type") or "error")
     code = err.get("code")
     if code is not None and str(code) not in message:
@@ -431,16 +432,16 @@ def _gemini_flat_usage(stats: Mapping[str, Any]) -> Usage | None:
 # -- grok, kimi ----------------------------------------------------------------------
 
 
-def parse_grok(stdout: str, stderr: str = "", exit_code: int = 0) -> Outcome:
+def parse_grok(stdout: str, stderr: str = "", exit_code: int = 0) -> ParsedOutput:
     doc = _object(stdout) if stdout.strip() else None
     if doc is None or ("text" not in doc and "stopReason" not in doc):
-        return Outcome(None, None, note=_why_no_answer(stdout, "grok result object"))
+        return ParsedOutput(None, None, note=_why_no_answer(stdout, "grok result object"))
     text = doc.get("text")
     stop = doc.get("stopReason")
     if isinstance(stop, str) and stop.lower() in {"cancelled", "canceled", "error", "refusal"}:
-        return Outcome(None, None, f"stopped: {stop}")
+        return ParsedOutput(None, None, f"stopped: {stop}")
     answer = text if isinstance(text, str) and text.strip() else None
-    return Outcome(answer, None, note=None if answer else "the text is empty")
+    return ParsedOutput(answer, None, note=None if answer else "the text is empty")
 
 
 def _content_text(content: Any) -> str | None:
@@ -456,12 +457,12 @@ def _content_text(content: Any) -> str | None:
 _KIMI_ASSISTANT = re.compile(r'"role"\s*:\s*"assistant"')
 
 
-def parse_kimi(stdout: str, stderr: str = "", exit_code: int = 0) -> Outcome:
+def parse_kimi(stdout: str, stderr: str = "", exit_code: int = 0) -> ParsedOutput:
     for doc in _docs(stdout, _KIMI_ASSISTANT, last=True):
         text = _content_text(doc.get("content")) if doc.get("role") == "assistant" else None
         if text and text.strip():
-            return Outcome(text, None)
-    return Outcome(None, None, note=_why_no_answer(stdout, "assistant message"))
+            return ParsedOutput(text, None)
+    return ParsedOutput(None, None, note=_why_no_answer(stdout, "assistant message"))
 
 
 PARSERS = {
@@ -477,10 +478,15 @@ PARSERS = {
 STREAMING = frozenset({"claude-stream-json", "codex-jsonl", "gemini-stream-json", "kimi-stream-json"})
 
 
-def parse(output_format: str, stdout: str, stderr: str = "", exit_code: int = 0, answer_file_text: str | None = None) -> Outcome:
+def parse(
+    output_format: str, stdout: str, stderr: str = "", exit_code: int = 0, answer_file_text: str | None = None
+) -> ParsedOutput:
     """Parse one provider run's output by its catalog `outputFormat`."""
     if output_format not in PARSERS:
-        raise ValueError(f"unknown output format {output_format!r}")
+        raise InputError(
+            f"provider catalog: outputFormat {output_format!r} is not one okstra parses",
+            hint=f"use one of {', '.join(sorted(PARSERS))}",
+        )
     if output_format == "codex-jsonl":
         return parse_codex(stdout, stderr, exit_code, answer_file_text)
     return PARSERS[output_format](stdout, stderr, exit_code)
@@ -654,14 +660,14 @@ def parse_event(output_format: str, line: str | bytes | bytearray, stream: str =
 
 
 @dataclass(frozen=True)
-class Verdict:
+class RunVerdict:
     """The terminal status a run earns: `completed` with an answer, or `error` with a reason."""
 
     completed: bool
     reason: str | None
     answer: str | None
     usage: Usage | None
-    outcome: Outcome | None = None
+    outcome: ParsedOutput | None = None
 
 
 def _last_stderr_line(stderr: str) -> str:
@@ -681,7 +687,7 @@ def signal_name(exit_code: int) -> str | None:
     return None
 
 
-def judge(outcome: Outcome, exit_code: int, stderr: str, *, killed_by: str | None = None) -> Verdict:
+def judge(outcome: ParsedOutput, exit_code: int, stderr: str, *, killed_by: str | None = None) -> RunVerdict:
     """Turn a parsed output and the exit code into the dispatch's terminal verdict.
 
     Reasons, first that applies: "terminated by SIG…" when okstra forwarded a
@@ -697,21 +703,21 @@ def judge(outcome: Outcome, exit_code: int, stderr: str, *, killed_by: str | Non
     if limited_text is None and exit_code != 0 and outcome.error is None and is_rate_limit(last):
         limited_text = _one_line(last)
     if killed_by is not None:  # okstra forwarded the signal: the CLI's own exit code says nothing more
-        return Verdict(False, f"terminated by {killed_by}", None, usage, outcome)
+        return RunVerdict(False, f"terminated by {killed_by}", None, usage, outcome)
     if outcome.killed is not None:
-        return Verdict(False, f"terminated by {outcome.killed} (provider {outcome.note})", None, usage, outcome)
+        return RunVerdict(False, f"terminated by {outcome.killed} (provider {outcome.note})", None, usage, outcome)
     if limited_text is not None:
         retry_after = outcome.retry_after or retry_after_of(limited_text)
-        return Verdict(False, rate_limited_reason(limited_text, retry_after), None, usage, outcome)
+        return RunVerdict(False, rate_limited_reason(limited_text, retry_after), None, usage, outcome)
     if exit_code != 0:
         by_signal = signal_name(exit_code)
         if by_signal is not None:
-            return Verdict(False, f"terminated by {by_signal} (provider exited {exit_code})", None, usage, outcome)
+            return RunVerdict(False, f"terminated by {by_signal} (provider exited {exit_code})", None, usage, outcome)
         detail = outcome.error or (_one_line(last) if last else "no error output")
-        return Verdict(False, f"provider exited {exit_code}: {detail}", None, usage, outcome)
+        return RunVerdict(False, f"provider exited {exit_code}: {detail}", None, usage, outcome)
     if outcome.error is not None:
-        return Verdict(False, f"provider error: {outcome.error}", None, usage, outcome)
+        return RunVerdict(False, f"provider error: {outcome.error}", None, usage, outcome)
     if outcome.answer is None:
         why = f" ({outcome.note})" if outcome.note else ""
-        return Verdict(False, NO_ANSWER + why, None, usage, outcome)
-    return Verdict(True, None, outcome.answer, usage, outcome)
+        return RunVerdict(False, NO_ANSWER + why, None, usage, outcome)
+    return RunVerdict(True, None, outcome.answer, usage, outcome)

@@ -25,7 +25,7 @@ from okstra.core import cli, fsio, schemas
 from okstra.core.clock import now_iso
 from okstra.core.errors import RefusedError, StateError
 from okstra.model.layout import Run
-from okstra.team.backends import base
+from okstra.team.backends import registry
 from okstra.team.backends.base import WATCHER, Closed, LaunchSpec
 from okstra.team.output import NOISE, Event, parse_event
 
@@ -74,7 +74,7 @@ def recorded(run: Run) -> list[Watcher]:
 
 def open_watcher(run: Run, workers: tuple[str, ...] = ()) -> Watcher:
     """Open one watcher pane tailing the newest attempt's log of each chosen worker."""
-    backend = base.for_run(run)
+    backend = registry.for_run(run)
     if not backend.has_panes:
         raise RefusedError(
             f"run {run.manifest.run_id} uses the {backend.name} backend, which has no panes to watch in",
@@ -116,7 +116,7 @@ def stop(run: Run, *, dry_run: bool = False) -> Closed:
     watchers = recorded(run)
     if not watchers:
         return Closed()
-    closed = base.for_run(run).close([w.pane_id for w in watchers], dry_run=dry_run)
+    closed = registry.for_run(run).close([w.pane_id for w in watchers], dry_run=dry_run)
     if not dry_run:
         fsio.update_json(run.layout.watchers, lambda doc: doc.update(watchers=[]) is None, default=_default)
     return closed

@@ -35,7 +35,6 @@ import os
 import selectors
 import shlex
 import signal
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -46,6 +45,7 @@ from okstra.core import fsio, paths, proc
 from okstra.core.clock import now_iso
 from okstra.core.errors import OkstraError, RefusedError, StateError
 from okstra.model import team_state
+from okstra.model.catalog import Catalog
 from okstra.model.dispatch import COMPLETED, ERROR, IN_PROGRESS, Dispatch
 from okstra.model.layout import Run, RunLayout
 from okstra.team import output, processes, worktrees
@@ -86,9 +86,8 @@ class Plan:
     provider_env: tuple[tuple[str, str], ...] = ()
 
 
-def prepare(run: Run, worker_id: str, attempt: int | None = None) -> Plan:
+def prepare(run: Run, catalog: Catalog, worker_id: str, attempt: int | None = None) -> Plan:
     """Read the dispatch record, refuse what must not run, build the command."""
-    from okstra.run import catalog  # heavy (YAML, schema): only when a worker really runs
 
     root, layout, state_path = run.root, run.layout, run.team_state_path
     dispatch = team_state.load(state_path).find(worker_id, attempt)
@@ -125,7 +124,7 @@ def prepare(run: Run, worker_id: str, attempt: int | None = None) -> Plan:
         raise RefusedError(f"{where} has no recorded promptPath")
     prompt_path = paths.resolve_inside(root, dispatch.prompt_path, source=f"{state_path}: {where} promptPath")
     prompt = fsio.read_text(prompt_path, what="prompt file")
-    provider = catalog.load(root).provider(dispatch.provider)
+    provider = catalog.provider(dispatch.provider)
     workdir = worktrees.tree_of(layout, worker_id) or root  # an isolated implementer runs in its own worktree
     model = provider.model(dispatch.model_id)
     answer_path = layout.answer_scratch_path(worker_id, dispatch.attempt)
@@ -463,6 +462,7 @@ def _signature(path: Path) -> tuple[int, int, int] | None:
 
 def run(
     handle: Run,
+    catalog: Catalog,
     worker_id: str,
     attempt: int | None = None,
     *,
@@ -470,7 +470,7 @@ def run(
     at_end: Callable[[], dict[str, Any]] | None = None,
 ) -> Finished:
     """Run one dispatch to its terminal status and say how it ended."""
-    plan = replace(prepare(handle, worker_id, attempt), at_end=at_end)
+    plan = replace(prepare(handle, catalog, worker_id, attempt), at_end=at_end)
     processes.become_subreaper()  # a setsid grandchild stays ours, so we can stop it (DESIGN §6)
     try:
         return _run(plan, worker_id, echo)
@@ -560,8 +560,3 @@ def _finish(plan: Plan, status: str, *, reason: str | None, exit_code: int | Non
         return d.evolve(status=status, finished_at=finished, exit_code=exit_code, reason=reason, **facts, **extra)
 
     _set(plan, done)
-
-
-def main_echo() -> BinaryIO | None:
-    """Our own stdout as bytes, so a pane shows the child's output as it arrives."""
-    return getattr(sys.stdout, "buffer", None)

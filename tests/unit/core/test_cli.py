@@ -44,7 +44,6 @@ def test_a_usage_error_is_one_line_and_exit_2(capsys):
         (errors.StateError("broken"), 2),
         (errors.RefusedError("no"), 2),
         (errors.ToolNotFoundError("tmux"), 2),
-        (errors.DeadlineError("late"), 3),
         (errors.ProblemsFound(["a", "b"]), 1),
     ],
 )
@@ -118,3 +117,14 @@ def test_seconds_accepts_only_a_bounded_duration(text, zero, ok, capsys):
     assert (code == 0) is ok
     if not ok:
         assert f"argument --grace: {text!r} is not a number of seconds" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("text", ["0", "-1", "+2", "1_0", "١", "2.0", "", "x"])
+def test_positive_int_refuses_anything_but_ascii_digits_from_one(text):
+    with pytest.raises(errors.InputError, match=r"--stage .* is not a whole number from 1 up"):
+        cli.positive_int(text, "--stage")
+
+
+def test_positive_int_reads_a_whole_number_from_one():
+    assert cli.positive_int("1", "--attempt") == 1
+    assert cli.positive_int("12", "--attempt") == 12

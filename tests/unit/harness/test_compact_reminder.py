@@ -11,7 +11,6 @@ import pytest
 
 from okstra.core import fsio
 from okstra.harness import compact_reminder
-from okstra.model import team_state
 from okstra.model.dispatch import Dispatch
 from okstra.model.layout import RunLayout
 from okstra.model.run_manifest import RunManifest
@@ -70,7 +69,7 @@ def prepare(root: Path, statuses: dict[str, str], *, planned=None, task_type="an
         )
         for w, s in statuses.items()
     )
-    team_state.write(layout.team_state, TeamState(RUN_ID, dispatches))
+    fsio.write_json(layout.team_state, TeamState(RUN_ID, dispatches).to_dict())
     return layout
 
 

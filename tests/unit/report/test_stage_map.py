@@ -4,6 +4,7 @@ is checked, all problems come at once naming file, row and field."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -11,7 +12,10 @@ from hypothesis import strategies as st
 
 from okstra.commands import stage_map as stage_map_cmd
 from okstra.core.errors import InputError, ProblemsFound
+from okstra.report import render
 from okstra.report import stage_map as sm
+
+PLANNING = Path(__file__).resolve().parents[2] / "fixtures" / "reports" / "implementation-planning.data.json"
 
 _LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 cell_text = (
@@ -31,24 +35,34 @@ cell_text = (
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(cell_text, min_size=1, max_size=6))
-def test_any_cells_survive_escaping_and_splitting(cells):
-    line = "| " + " | ".join(sm.escape_cell(c) for c in cells) + " |"
-    assert sm.split_row(line) == cells
+def test_any_cells_survive_the_report_templates_escaping_and_splitting(cells):
+    line = "| " + " | ".join(render.md_cell(c) for c in cells) + " |"
+    assert sm.split_row(line) == [render.oneline(c) for c in cells]
 
 
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.tuples(cell_text, cell_text, st.integers(1, 99)), min_size=1, max_size=6))
-def test_a_rendered_table_reads_back_as_the_same_rows(tmp_path_factory, rows):
-    stage_rows = [
-        sm.StageRow(i, title, tuple(range(1, i)) if i % 2 else (), steps, summary)
+def test_the_report_templates_stage_map_reads_back_as_the_same_rows(tmp_path_factory, rows):
+    """The real writer: final-report.md.j2 renders the plan; the reader gets every row back."""
+    document = json.loads(PLANNING.read_text(encoding="utf-8"))
+    document["implementationPlanning"]["stageMap"] = [
+        {
+            "stage": i,
+            "title": title,
+            "dependsOn": ", ".join(map(str, range(1, i))) if i % 2 and i > 1 else "none",
+            "stepCount": steps,
+            "exitContractSummary": summary,
+        }
         for i, (title, summary, steps) in enumerate(rows, 1)
     ]
     plan = tmp_path_factory.mktemp("p") / "plan.md"
-    plan.write_text(
-        "# Plan\n\nIntro.\n\n## Stage Map\n\nStages below.\n\n" + sm.markdown_table(stage_rows) + "\n## Next\n", encoding="utf-8"
-    )
+    plan.write_text(render.render_markdown(document), encoding="utf-8")
     loaded = sm.load(plan)
-    assert loaded.rows == tuple(stage_rows) and loaded.origin == "markdown"
+    assert loaded.origin == "markdown"
+    assert loaded.rows == tuple(
+        sm.StageRow(i, render.oneline(title), tuple(range(1, i)) if i % 2 else (), steps, render.oneline(summary))
+        for i, (title, summary, steps) in enumerate(rows, 1)
+    )
 
 
 @given(st.text(max_size=40))

@@ -155,7 +155,7 @@ def test_main_prints_json_and_human_lines(project, capsys):
 
 def test_main_refuses_a_bad_stage_argument_with_exit_2(project, capsys):
     assert render_bundle.main(["--task-key", "a/b", "--task-type", "implementation", "--stage", "x"]) == 2
-    assert capsys.readouterr().err == "render-bundle: --stage 'x' is not a stage number; stages are numbered from 1\n"
+    assert capsys.readouterr().err == "render-bundle: --stage 'x' is not a whole number from 1 up; pass --stage 1, 2, …\n"
 
 
 # --- the schemas match what the records write --------------------------------

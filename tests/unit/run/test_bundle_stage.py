@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from okstra.commands import render_bundle
 from okstra.core import errors
 from okstra.model import active_run
 from okstra.model.layout import for_project
@@ -37,7 +38,7 @@ def _stage(project: Path, n: int, plan: str | None, *, allow_dirty: bool = True)
     request = bundle.BundleRequest(
         KEY, "implementation", workers=("claude", "codex"), backend="cli-wrapper", stage=n, plan=plan, allow_dirty=allow_dirty
     )
-    return bundle.render(project, request)
+    return bundle.render(project, render_bundle.planned_request(project, request))
 
 
 def test_stage_one_of_an_approved_plan_becomes_the_approved_stage(project):

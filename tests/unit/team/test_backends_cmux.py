@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from fixtures.runs import FAKES
-from fixtures.team import latest, prepare, wait_for
+from fixtures.team import contract, latest, prepare, wait_for
 from fixtures.tmux import reap
 from okstra.core.errors import StateError
 from okstra.model.dispatch import TORN_DOWN_REASON
@@ -74,7 +74,7 @@ def test_a_bad_surface_id_is_refused(cmux_log, tmp_path):
 def test_a_run_on_cmux_dispatches_reclaims_and_tears_down(cmux_log, project, monkeypatch):
     monkeypatch.setenv("OKSTRA_FAKE_MODE_GROK", "hang")
     run = prepare(project, workers=("claude", "grok"), backend="cmux-pane")
-    outcome = dispatch.dispatch(run)
+    outcome = dispatch.dispatch(run, contract(run))
     surfaces = {d.worker_id: d.pane_id for d in outcome.dispatched}
     wait_for(run, lambda by: by["claude"].status == "completed" and by["grok"].status == "in-progress")
     assert [p for p, _, _ in lifecycle.reclaim(run).closed] == [surfaces["claude"]]

@@ -9,7 +9,7 @@ import pytest
 
 from conftest import tree_snapshot
 from fixtures.runs import FAKES
-from fixtures.team import latest, prepare, wait_for
+from fixtures.team import contract, latest, prepare, wait_for
 from fixtures.tmux import private_server, reap
 from okstra.commands import team_dispatch
 from okstra.core.errors import ProblemsFound, RefusedError, StateError
@@ -35,7 +35,7 @@ def test_dispatch_records_pane_ids_and_returns_at_once(server, project, monkeypa
     monkeypatch.setenv("OKSTRA_FAKE_DELAY", "2")
     run = prepare(project, lead=server.lead)
     t0 = time.monotonic()
-    outcome = dispatch.dispatch(run)
+    outcome = dispatch.dispatch(run, contract(run))
     assert time.monotonic() - t0 < 1.5
     by = latest(run)
     assert {w: by[w].pane_id for w in by} == {d.worker_id: d.pane_id for d in outcome.dispatched}
@@ -44,7 +44,7 @@ def test_dispatch_records_pane_ids_and_returns_at_once(server, project, monkeypa
     assert {rows[d.pane_id]["worker"] for d in outcome.dispatched} == set(by)
     wait_for(run, lambda b: all(d.status == "completed" for d in b.values()))
     # Nothing pending any more: a second dispatch starts nothing.
-    assert dispatch.dispatch(run).dispatched == []
+    assert dispatch.dispatch(run, contract(run)).dispatched == []
     lifecycle.teardown(run)
 
 
@@ -54,7 +54,7 @@ def test_a_failing_prompt_refuses_the_whole_round(server, project):
     prompt.write_text(prompt.read_text().replace("**Task Type:**", "**Task:**"))
     before = tree_snapshot(project / ".okstra")
     with pytest.raises(ProblemsFound) as caught:
-        dispatch.dispatch(run)
+        dispatch.dispatch(run, contract(run))
     assert caught.value.problems and all(p.startswith("codex attempt 1: ") for p in caught.value.problems)
     assert tree_snapshot(project / ".okstra") == before
     assert set(server.panes()) == {server.lead}
@@ -62,27 +62,27 @@ def test_a_failing_prompt_refuses_the_whole_round(server, project):
 
 def test_round_and_worker_filters(project):
     run = prepare(project, workers=("claude", "codex"), backend="cli-wrapper")
-    assert dispatch.dispatch(run, round_name="no-such-round").dispatched == []
-    out = dispatch.dispatch(run, workers=["codex"])
+    assert dispatch.dispatch(run, contract(run), round_name="no-such-round").dispatched == []
+    out = dispatch.dispatch(run, contract(run), workers=["codex"])
     assert [d.worker_id for d in out.dispatched] == ["codex"]
     wait_for(run, lambda b: b["codex"].status == "completed")
     with pytest.raises(RefusedError, match="nothing pending to dispatch for codex"):
-        dispatch.dispatch(run, workers=["codex"])
+        dispatch.dispatch(run, contract(run), workers=["codex"])
     with pytest.raises(StateError, match="no dispatch for worker 'nobody'"):
-        dispatch.dispatch(run, workers=["nobody"])
+        dispatch.dispatch(run, contract(run), workers=["nobody"])
     lifecycle.teardown(run)
 
 
 def test_redispatch_adds_a_fresh_attempt_and_never_reuses_the_old_result(project, monkeypatch):
     monkeypatch.setenv("OKSTRA_FAKE_MODE_CLAUDE", "crash")
     run = prepare(project, workers=("claude",), backend="cli-wrapper")
-    dispatch.dispatch(run)
+    dispatch.dispatch(run, contract(run))
     first = wait_for(run, lambda b: b["claude"].terminal)["claude"]
     assert first.status == "error"
     stale = project / first.result_path
     stale.write_text("a stale result that must never be read as attempt 2's\n")
     monkeypatch.setenv("OKSTRA_FAKE_MODE_CLAUDE", "ok")
-    out = dispatch.dispatch(run, redispatch=["claude"])
+    out = dispatch.dispatch(run, contract(run), redispatch=["claude"])
     assert [(d.worker_id, d.attempt) for d in out.dispatched] == [("claude", 2)]
     second = wait_for(run, lambda b: b["claude"].attempt == 2 and b["claude"].terminal)["claude"]
     assert second.status == "completed"
@@ -98,7 +98,7 @@ def test_redispatch_refuses_a_worker_that_is_not_terminal(project):
     run = prepare(project, workers=("claude",), backend="cli-wrapper")
     before = tree_snapshot(project / ".okstra")
     with pytest.raises(RefusedError, match="attempt 1 is still pending"):
-        dispatch.dispatch(run, redispatch=["claude"])
+        dispatch.dispatch(run, contract(run), redispatch=["claude"])
     assert tree_snapshot(project / ".okstra") == before
 
 
@@ -138,9 +138,15 @@ def test_sixteen_workers_dispatch_each_in_its_own_pane(server, project, monkeypa
         return TeamState(state.run_id, state.dispatches + tuple(extra))
 
     team_state.update(run.team_state_path, grow)
-    monkeypatch.setattr(dispatch, "check_prompts", lambda run, ds: {})  # the extra ids are not in the prompts
+
+    class Clean:  # the extra ids are not in the prompts' headers: a contract with no complaint
+        catalog = contract(run).catalog
+
+        def __call__(self, text, d):
+            return []
+
     # How fast is `make bench`'s question (bench_team), never a timed assertion here.
-    out = dispatch.dispatch(run)
+    out = dispatch.dispatch(run, Clean())
     assert len(out.dispatched) == 16 and len({d.pane_id for d in out.dispatched}) == 16
     lifecycle.teardown(run, grace=3)
 

@@ -10,7 +10,7 @@ import pytest
 
 from conftest import tree_snapshot
 from fixtures.runs import FAKES
-from fixtures.team import latest, prepare, wait_for
+from fixtures.team import contract, latest, prepare, wait_for
 from fixtures.tmux import kill_all, leftovers, private_server, reap
 from okstra.core.errors import StateError
 from okstra.model import team_state
@@ -44,7 +44,7 @@ def three_done_grok_running(by):
 
 def test_reclaim_closes_finished_panes_and_keeps_the_running_one_then_teardown_ends_it(server, project):
     run = prepare(project, lead=server.lead)
-    outcome = dispatch.dispatch(run)
+    outcome = dispatch.dispatch(run, contract(run))
     panes = {d.worker_id: d.pane_id for d in outcome.dispatched}
     assert len(set(panes.values())) == 4
     by = wait_for(run, three_done_grok_running, what="three completed, grok running")
@@ -76,7 +76,7 @@ def test_reclaim_closes_finished_panes_and_keeps_the_running_one_then_teardown_e
 
 def test_a_pane_closed_by_hand_records_error_with_the_signal(server, project):
     run = prepare(project, workers=("grok",), lead=server.lead)
-    pane = dispatch.dispatch(run).dispatched[0].pane_id
+    pane = dispatch.dispatch(run, contract(run)).dispatched[0].pane_id
     wait_for(run, lambda by: by["grok"].status == "in-progress", what="grok running")
     server.tmux("kill-pane", "-t", pane)
     grok = wait_for(run, lambda by: by["grok"].terminal, what="grok terminal")["grok"]
@@ -87,7 +87,7 @@ def test_a_pane_closed_by_hand_records_error_with_the_signal(server, project):
 
 def test_a_users_pane_with_the_same_title_survives_reclaim_and_teardown(server, project):
     run = prepare(project, workers=("claude", "grok"), lead=server.lead)
-    outcome = dispatch.dispatch(run)
+    outcome = dispatch.dispatch(run, contract(run))
     title = server.panes()[outcome.dispatched[0].pane_id]["title"]
     user = server.tmux("split-window", "-d", "-P", "-F", "#{pane_id}", "-t", server.lead, "sleep 60").strip()
     server.tmux("select-pane", "-t", user, "-T", title)
@@ -101,7 +101,7 @@ def test_a_users_pane_with_the_same_title_survives_reclaim_and_teardown(server, 
 def test_a_fast_worker_records_its_exit_status_and_keeps_its_pane_until_reclaimed(server, project, monkeypatch):
     monkeypatch.setenv("OKSTRA_FAKE_MODE_CLAUDE", "crash")
     run = prepare(project, workers=("claude",), lead=server.lead)
-    pane = dispatch.dispatch(run).dispatched[0].pane_id
+    pane = dispatch.dispatch(run, contract(run)).dispatched[0].pane_id
     claude = wait_for(run, lambda by: by["claude"].terminal)["claude"]
     assert claude.status == "error" and claude.exit_code == 3
     # The pane stays (dead) until reclaimed; the exit status is the record's, not the screen's.
@@ -113,7 +113,7 @@ def test_a_fast_worker_records_its_exit_status_and_keeps_its_pane_until_reclaime
 
 def test_dry_runs_close_nothing_and_write_nothing(server, project):
     run = prepare(project, lead=server.lead)
-    dispatch.dispatch(run)
+    dispatch.dispatch(run, contract(run))
     wait_for(run, three_done_grok_running)
     before = (server.panes().keys(), run.team_state_path.read_text())
     assert len(lifecycle.reclaim(run, dry_run=True).closed) == 3
@@ -126,7 +126,7 @@ def test_dry_runs_close_nothing_and_write_nothing(server, project):
 @pytest.mark.parametrize("bad", ["%1; kill-server", "$(touch pwned)", "surface:3", "12"])
 def test_a_bad_pane_id_in_the_state_is_refused_and_nothing_changes(server, project, bad):
     run = prepare(project, workers=("claude", "grok"), lead=server.lead)
-    outcome = dispatch.dispatch(run)
+    outcome = dispatch.dispatch(run, contract(run))
     wait_for(run, lambda by: by["claude"].status == "completed" and by["grok"].status == "in-progress")
     team_state.update_dispatch(run.team_state_path, "claude", 1, lambda d: d.evolve(pane_id=bad))
     state_dir = run.layout.dir  # (the running worker keeps writing its log and heartbeat)
@@ -149,7 +149,7 @@ def test_a_bad_pane_id_in_the_state_is_refused_and_nothing_changes(server, proje
 
 def test_cli_wrapper_runs_processes_reclaims_nothing_and_teardown_stops_the_hanging_one(project, no_leftovers):
     run = prepare(project, backend="cli-wrapper")
-    outcome = dispatch.dispatch(run)
+    outcome = dispatch.dispatch(run, contract(run))
     assert [d.pane_id for d in outcome.dispatched] == [None] * 4 and all(d.pid for d in outcome.dispatched)
     wait_for(run, three_done_grok_running)
     reclaimed = lifecycle.reclaim(run)
@@ -199,7 +199,7 @@ def test_teardown_stops_the_provider_orphaned_by_a_sigkilled_worker_run(project,
     from okstra.team import processes
 
     run = prepare(project, workers=("grok",), backend="cli-wrapper")
-    dispatch.dispatch(run)
+    dispatch.dispatch(run, contract(run))
     grok = wait_for(run, lambda by: by["grok"].child_pid is not None, what="grok's provider child")["grok"]
     os.kill(grok.pid, signal.SIGKILL)  # worker-run dies without a word; its provider child lives on
     deadline = time.monotonic() + 5
@@ -232,7 +232,7 @@ def test_abandon_records_abandoned_and_writes_off_what_is_left(project):
 
 def test_a_failed_width_restore_after_the_kills_still_reports_the_closed_panes(server, project):
     run = prepare(project, workers=("claude", "codex"), lead=server.lead, backend="tmux-pane")
-    panes = sorted(d.pane_id for d in dispatch.dispatch(run).dispatched)
+    panes = sorted(d.pane_id for d in dispatch.dispatch(run, contract(run)).dispatched)
     wait_for(run, lambda by: all(d.status == "completed" for d in by.values()), what="both completed")
     server.tmux("set-option", "-p", "-t", server.lead, "@okstra-lead-width", "99999999999")
     out = lifecycle.reclaim(run)

@@ -204,7 +204,7 @@ def test_a_failed_run_with_a_rate_limit_on_stderr_is_rate_limited():
 def test_no_output_ever_crashes_a_parser(text):
     for fmt in output.PARSERS:
         got = output.parse(fmt, text, text, 1)
-        assert isinstance(got, output.Outcome)
+        assert isinstance(got, output.ParsedOutput)
         output.judge(got, 0, text)
 
 

@@ -8,7 +8,7 @@ import os
 import pytest
 
 from fixtures.runs import FAKES
-from fixtures.team import prepare, wait_for
+from fixtures.team import contract, prepare, wait_for
 from fixtures.tmux import reap
 from okstra.commands import team_status
 from okstra.model import team_state
@@ -27,7 +27,7 @@ def fakes(monkeypatch, tmp_path):
 def test_the_table_shows_each_worker_with_its_evidence(project, monkeypatch, capsys):
     monkeypatch.setenv("OKSTRA_FAKE_MODE_GROK", "hang")
     run = prepare(project, workers=("claude", "grok"), backend="cli-wrapper")
-    dispatch.dispatch(run)
+    dispatch.dispatch(run, contract(run))
     wait_for(run, lambda b: b["claude"].status == "completed" and b["grok"].status == "in-progress")
     assert team_status.main(["--run-manifest", str(run.manifest_path)]) == 0
     lines = capsys.readouterr().out.splitlines()

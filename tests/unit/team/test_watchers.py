@@ -8,7 +8,7 @@ import os
 import pytest
 
 from fixtures.runs import FAKES
-from fixtures.team import prepare, wait_for
+from fixtures.team import contract, prepare, wait_for
 from fixtures.tmux import private_server
 from okstra.core import schemas
 from okstra.core.errors import RefusedError, StateError
@@ -27,7 +27,7 @@ def server(monkeypatch, tmp_path):
 
 def test_a_watcher_survives_reclaim_and_teardown_and_closes_only_on_stop(server, project):
     run = prepare(project, workers=("claude", "codex"), lead=server.lead)
-    dispatch.dispatch(run)
+    dispatch.dispatch(run, contract(run))
     wait_for(run, lambda by: all(d.status == "completed" for d in by.values()), what="both completed")
     watcher = watchers.open_watcher(run)
     rows = server.panes()
@@ -49,7 +49,7 @@ def test_a_watcher_survives_reclaim_and_teardown_and_closes_only_on_stop(server,
 
 def test_stop_never_closes_a_users_pane_with_the_same_title(server, project):
     run = prepare(project, workers=("claude",), lead=server.lead)
-    dispatch.dispatch(run)
+    dispatch.dispatch(run, contract(run))
     wait_for(run, lambda by: by["claude"].status == "completed", what="claude completed")
     watcher = watchers.open_watcher(run)
     mine = server.tmux("split-window", "-d", "-P", "-F", "#{pane_id}", "-t", server.lead, "sleep 60").strip()

@@ -1,1 +1,1 @@
-"""Terminal backends behind one interface (base.Backend, base.for_run)."""
+"""Terminal backends behind one interface (base.Backend, registry.for_run)."""

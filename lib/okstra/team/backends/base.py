@@ -1,6 +1,6 @@
 """One small interface for the three terminal backends (DESIGN §6).
 
-`for_run()` is the only place that branches on the manifest's
+`registry.for_run()` is the only place that branches on the manifest's
 `terminalBackend`; everything else talks to a `Backend`:
 
 - `launch(specs)` starts one process per spec (a pane, a surface or a
@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import ClassVar
 
 from okstra.core.errors import ProcessError, StateError
-from okstra.model.layout import Run
 
 WORKER = "worker"
 WATCHER = "watcher"
@@ -110,31 +109,3 @@ def bad_pane_id(backend: str, value: object, source: str) -> StateError:
         f"{source}: {value!r} is not a {backend} pane id",
         hint="the team state was edited by hand or belongs to another backend; fix or remove that paneId",
     )
-
-
-def unusable(name: str, project_root: Path, lead_pane_id: str | None) -> str | None:
-    """Why backend `name` cannot work here (no tmux, no cmux, a lead pane not on the server), or None."""
-    return _classes()[name](run_id="", project_root=Path(project_root), lead_pane_id=lead_pane_id).unusable_here()
-
-
-def _classes() -> dict[str, type[Backend]]:
-    from okstra.team.backends import cmux, subprocess, tmux
-
-    return {
-        tmux.TmuxBackend.name: tmux.TmuxBackend,
-        cmux.CmuxBackend.name: cmux.CmuxBackend,
-        subprocess.SubprocessBackend.name: subprocess.SubprocessBackend,
-    }
-
-
-def for_run(run: Run, *, env: Mapping[str, str] | None = None) -> Backend:
-    """The backend the run's manifest names (the one place that branches on `terminalBackend`)."""
-    manifest = run.manifest
-    chosen = _classes().get(manifest.terminal_backend)
-    if chosen is None:
-        raise StateError(
-            f"run manifest {manifest.run_id}: terminalBackend {manifest.terminal_backend!r} is not known",
-            hint="use cli-wrapper, tmux-pane or cmux-pane",
-        )
-    extra = passed_env(env) if env is not None else passed_env()
-    return chosen(run_id=manifest.run_id, project_root=run.root, lead_pane_id=manifest.lead_pane_id, env=extra)

@@ -122,7 +122,7 @@ class LeadView:
 
 
 @dataclass(frozen=True)
-class Placement:
+class PanePlacement:
     """How one pane is made: `head` creates it; `follows` = it continues from the pane made
     just before it (an explicit `-t` is added when that pane came from an earlier call)."""
 
@@ -235,7 +235,7 @@ class TmuxBackend(Backend):
             okstra_pane=okstra_pane,
         )
 
-    def _place(self, view: LeadView, count: int) -> list[Placement]:
+    def _place(self, view: LeadView, count: int) -> list[PanePlacement]:
         """Column beside the lead (first launch, when the lead keeps its minimum), else okstra's window."""
         keep = max(settings.tmux_min_lead_width(), view.width // 2)
         column_width = view.width - 1 - keep
@@ -251,19 +251,19 @@ class TmuxBackend(Backend):
             else:
                 head = ("split-window", "-v", "-l", str(remaining - rows - 1))
                 remaining -= rows + 1
-            places.append(Placement(head, i > 0, False))
+            places.append(PanePlacement(head, i > 0, False))
         for i in range(count - beside):
             if i == 0 and view.okstra_pane is None:
                 head = ("new-window", "-t", f"{view.session_id}:", "-n", f"okstra {self.run_id}")
-                places.append(Placement(head, False, True))
+                places.append(PanePlacement(head, False, True))
             elif i == 0:
-                places.append(Placement(("split-window", "-t", view.okstra_pane), False, True))
+                places.append(PanePlacement(("split-window", "-t", view.okstra_pane), False, True))
             else:
-                places.append(Placement(("split-window",), True, True))
+                places.append(PanePlacement(("split-window",), True, True))
         return places
 
     def _commands(
-        self, view: LeadView, specs: Sequence[LaunchSpec], places: Sequence[Placement]
+        self, view: LeadView, specs: Sequence[LaunchSpec], places: Sequence[PanePlacement]
     ) -> tuple[list[list[str]], list[list[list[str]]], list[list[str]]]:
         """(prelude, the commands of each pane, the restore that ends the last call)."""
         lead = view.lead
@@ -304,7 +304,7 @@ class TmuxBackend(Backend):
     def _run_batches(
         self,
         specs: Sequence[LaunchSpec],
-        places: Sequence[Placement],
+        places: Sequence[PanePlacement],
         prelude: list[list[str]],
         per_pane: list[list[list[str]]],
         restore: list[list[str]],
