@@ -34,6 +34,7 @@ from okstra.core.errors import InputError, ProblemsFound, RefusedError, StateErr
 from okstra.model import active_run, layout, spend, team_state
 from okstra.model.active_run import ActiveRun, ApprovedStage, PlannedStage
 from okstra.model.catalog import Catalog
+from okstra.model.dispatch import Dispatch
 from okstra.model.run_manifest import BACKENDS, TASK_TYPES, RunManifest
 from okstra.model.team_state import TeamState
 from okstra.run import catalog as catalog_loader
@@ -253,7 +254,35 @@ def prepare(project_root: Path, request: BundleRequest, *, catalog: Catalog | No
     backend = _backend(request, root)
     lead_pane = _lead_pane(request, backend)
     catalog = catalog or catalog_loader.load(root)
-    plan = roles.plan(
+    plan = _roles(request, catalog, root)
+    _check_start(root, request, stage)
+    approved = stage.approved if stage else None
+    project = layout.for_project(root)
+    run_number, run_id = _free_run(project, key)
+    run = project.run(run_id)
+    dispatches = tuple(
+        layout.new_attempt(run, worker_id=e.worker_id, role=e.role, provider=e.provider, model_id=e.model_id, attempt=1)
+        for e in plan.first_round
+    )
+    active = _active(root, project, run, key, request.task_type, approved)
+    manifest = _manifest(
+        project, run, key, request.task_type, (run_number, layout.peek(project, key, REPORTS)), backend, lead_pane, approved, plan
+    )
+    texts = {d.worker_id: prompts.render(manifest, d, catalog, brief=brief, run_layout=run) for d in dispatches}
+    estimates = _estimates(request, run_id, dispatches, texts, catalog)
+    state = TeamState(run_id, tuple(d.evolve(estimate=estimates[d.worker_id]) for d in dispatches))
+    for path, name, document in (
+        (run.team_state, "team-state", state.to_dict()),
+        (run.manifest, "run-manifest", manifest.to_dict()),
+        (project.active_run, "active-run", active.to_dict()),
+    ):
+        schemas.check_state(name, document, str(path))
+    budget = spend.budget_document(request.budget) if request.budget else None
+    return Prepared(root, key, run_number, run_id, manifest.report_number, brief, texts, manifest, state, active, budget)
+
+
+def _roles(request: BundleRequest, catalog: Catalog, root: Path) -> roles.RolePlan:
+    return roles.plan(
         roles.PlanRequest(
             task_type=request.task_type,
             workers=request.workers,
@@ -264,38 +293,57 @@ def prepare(project_root: Path, request: BundleRequest, *, catalog: Catalog | No
         catalog,
         root,
     )
-    if stage is not None and not request.allow_dirty:
-        differs = _reconcile(root, stage.approved)
-        if differs:
-            raise ProblemsFound(
-                [f"stage {stage.approved.number} cannot start here: {d}" for d in differs]
-                + ["commit or stash the changes and check out the base commit, or pass --allow-dirty"],
-            )
-    approved = stage.approved if stage else None
 
-    project = layout.for_project(root)
-    report_number = layout.peek(project, key, REPORTS)
-    run_number, run_id = _free_run(project, key)
-    run = project.run(run_id)
-    rel = run.relative
-    dispatches = tuple(
-        layout.new_attempt(run, worker_id=e.worker_id, role=e.role, provider=e.provider, model_id=e.model_id, attempt=1)
-        for e in plan.first_round
-    )
-    active = ActiveRun(
-        run_id=run_id,
+
+def _check_start(root: Path, request: BundleRequest, stage: PlannedStage | None) -> None:
+    """A stage starts from its base commit with a clean tree, unless --allow-dirty."""
+    if stage is None or request.allow_dirty:
+        return
+    differs = _reconcile(root, stage.approved)
+    if differs:
+        raise ProblemsFound(
+            [f"stage {stage.approved.number} cannot start here: {d}" for d in differs]
+            + ["commit or stash the changes and check out the base commit, or pass --allow-dirty"],
+        )
+
+
+def _active(
+    root: Path,
+    project: layout.ProjectLayout,
+    run: layout.RunLayout,
+    key: layout.TaskKey,
+    task_type: str,
+    approved: ApprovedStage | None,
+) -> ActiveRun:
+    return ActiveRun(
+        run_id=run.run_id,
         task_key=str(key),
-        task_type=request.task_type,
-        run_dir=rel(run.dir),
-        run_manifest_path=rel(run.manifest),
+        task_type=task_type,
+        run_dir=run.relative(run.dir),
+        run_manifest_path=run.relative(run.manifest),
         phase=PHASE,
         stage=approved,
         allowed_commands=config.allowed_commands(root, approved.number if approved else None),
     )
-    manifest = RunManifest(
-        run_id=run_id,
+
+
+def _manifest(
+    project: layout.ProjectLayout,
+    run: layout.RunLayout,
+    key: layout.TaskKey,
+    task_type: str,
+    numbers: tuple[int, int],
+    backend: str,
+    lead_pane: str | None,
+    approved: ApprovedStage | None,
+    plan: roles.RolePlan,
+) -> RunManifest:
+    rel = run.relative
+    run_number, report_number = numbers
+    return RunManifest(
+        run_id=run.run_id,
         task_key=str(key),
-        task_type=request.task_type,
+        task_type=task_type,
         run_number=run_number,
         report_number=report_number,
         terminal_backend=backend,
@@ -319,24 +367,18 @@ def prepare(project_root: Path, request: BundleRequest, *, catalog: Catalog | No
             "approvedStage": approved.to_dict() if approved else None,
         },
     )
-    texts = {d.worker_id: prompts.render(manifest, d, catalog, brief=brief, run_layout=run) for d in dispatches}
-    # Each dispatch's spend estimate from its prompt, checked against the run's budget (README "Scope and spend").
-    estimates = {
-        d.worker_id: spend.estimate(
-            catalog.provider(d.provider), catalog.provider(d.provider).model(d.model_id), texts[d.worker_id]
-        )
-        for d in dispatches
-    }
+
+
+def _estimates(
+    request: BundleRequest, run_id: str, dispatches: Sequence[Dispatch], texts: Mapping[str, str], catalog: Catalog
+) -> dict[str, Any]:
+    """Each dispatch's spend estimate from its prompt, checked against the run's budget (README "Scope and spend")."""
+    estimates = {}
+    for d in dispatches:
+        provider = catalog.provider(d.provider)
+        estimates[d.worker_id] = spend.estimate(provider, provider.model(d.model_id), texts[d.worker_id])
     spend.check(request.budget, run_id, 0.0, [(f"{w} (render-bundle)", e) for w, e in estimates.items()])
-    state = TeamState(run_id, tuple(d.evolve(estimate=estimates[d.worker_id]) for d in dispatches))
-    for path, name, document in (
-        (run.team_state, "team-state", state.to_dict()),
-        (run.manifest, "run-manifest", manifest.to_dict()),
-        (project.active_run, "active-run", active.to_dict()),
-    ):
-        schemas.check_state(name, document, str(path))
-    budget = spend.budget_document(request.budget) if request.budget else None
-    return Prepared(root, key, run_number, run_id, report_number, brief, texts, manifest, state, active, budget)
+    return estimates
 
 
 def _staged(path: Path, text: str) -> Path:
@@ -355,11 +397,7 @@ def write(prepared: Prepared) -> BundleResult:
     run = project.run(p.run_id)
     task_json = project.task_json(p.key)
     runs_dir = run.dir.parent
-    made_runs_dir = not runs_dir.exists()
-    made_task_dir = not task_json.parent.exists()
-    counter: Path | None = None
-    folder: Path | None = None
-    placed = False
+    made = _Made(runs_dir=not runs_dir.exists(), task_dir=not task_json.parent.exists())
     try:
         with fsio.locked(task_json):
             if layout.peek(project, p.key, RUNS) > p.run_number or run.dir.exists():
@@ -368,45 +406,21 @@ def write(prepared: Prepared) -> BundleResult:
                     hint="run render-bundle again",
                 )
             runs_dir.mkdir(parents=True, exist_ok=True)
-            folder = Path(tempfile.mkdtemp(dir=runs_dir, prefix=f".{p.run_id}.", suffix=".tmp"))
-            os.chmod(folder, 0o755)  # mkdtemp's 0700 would be the run folder's mode after the rename
-
-            def inside(path: Path, staging: Path = folder) -> Path:
-                return staging / path.relative_to(run.dir)
-
-            for worker_id, text in p.prompts.items():
-                fsio.atomic_write(inside(run.prompt_path(worker_id)), text)
-            for sub in (run.results_dir, run.logs_dir, run.reports_dir):
-                inside(sub).mkdir(parents=True, exist_ok=True)
-            fsio.atomic_write(inside(run.brief), p.brief.rstrip("\n") + "\n")
-            fsio.write_json(inside(run.team_state), p.team_state.to_dict())
-            fsio.write_json(inside(run.manifest), p.manifest.to_dict())
-            if p.budget is not None:
-                fsio.write_json(inside(run.spend), p.budget)
+            made.folder = Path(tempfile.mkdtemp(dir=runs_dir, prefix=f".{p.run_id}.", suffix=".tmp"))
+            os.chmod(made.folder, 0o755)  # mkdtemp's 0700 would be the run folder's mode after the rename
+            _write_run(p, run, made.folder)
             task = fsio.read_json(task_json, what="task file") if task_json.exists() else {"schemaVersion": "1.0"}
             task.setdefault("sequences", {})[RUNS] = p.run_number
-            counter = _staged(task_json, fsio.dumps(task))
+            made.counter = _staged(task_json, fsio.dumps(task))
             # Every byte of the run is down: the run into place, then the active run (with
             # its seal, DESIGN §10), and the counter last by a rename that needs no space.
-            os.rename(folder, run.dir)
-            folder, placed = None, True
+            os.rename(made.folder, run.dir)
+            made.folder, made.placed = None, True
             active_run.write_file(p.root, p.active.to_dict())
-            os.replace(counter, task_json)
-            counter = None
+            os.replace(made.counter, task_json)
+            made.counter = None
     except BaseException:
-        if counter is not None:
-            with contextlib.suppress(OSError):
-                counter.unlink()
-        if folder is not None:
-            shutil.rmtree(folder, ignore_errors=True)
-        if placed:
-            active_run.end(p.root, p.run_id)  # a pointer half-written to this run goes with it
-            shutil.rmtree(run.dir, ignore_errors=True)
-        _remove_if_empty(runs_dir, made_runs_dir)
-        if made_task_dir:
-            with contextlib.suppress(OSError):
-                task_json.with_name(task_json.name + ".lock").unlink()
-            _remove_if_empty(task_json.parent, True)
+        _undo(p, run, task_json, made)
         raise
     return BundleResult(
         project_root=p.root,
@@ -422,6 +436,51 @@ def write(prepared: Prepared) -> BundleResult:
         team_state=p.team_state,
         written=(*(run.prompt_path(w) for w in p.prompts), run.brief, run.team_state, run.manifest, project.active_run),
     )
+
+
+@dataclass
+class _Made:
+    """What `write` has made so far, for `_undo` to take away on a failure."""
+
+    runs_dir: bool
+    task_dir: bool
+    folder: Path | None = None  # the staging folder, until it is renamed into place
+    counter: Path | None = None  # the staged task counter, until it replaces the old one
+    placed: bool = False  # the run folder is in place
+
+
+def _write_run(p: Prepared, run: layout.RunLayout, staging: Path) -> None:
+    """Every file of the run, written into the staging folder that becomes the run folder."""
+
+    def inside(path: Path) -> Path:
+        return staging / path.relative_to(run.dir)
+
+    for worker_id, text in p.prompts.items():
+        fsio.atomic_write(inside(run.prompt_path(worker_id)), text)
+    for sub in (run.results_dir, run.logs_dir, run.reports_dir):
+        inside(sub).mkdir(parents=True, exist_ok=True)
+    fsio.atomic_write(inside(run.brief), p.brief.rstrip("\n") + "\n")
+    fsio.write_json(inside(run.team_state), p.team_state.to_dict())
+    fsio.write_json(inside(run.manifest), p.manifest.to_dict())
+    if p.budget is not None:
+        fsio.write_json(inside(run.spend), p.budget)
+
+
+def _undo(p: Prepared, run: layout.RunLayout, task_json: Path, made: _Made) -> None:
+    """Leave the project as `write` found it: no staging, no run folder, no pointer, no counter."""
+    if made.counter is not None:
+        with contextlib.suppress(OSError):
+            made.counter.unlink()
+    if made.folder is not None:
+        shutil.rmtree(made.folder, ignore_errors=True)
+    if made.placed:
+        active_run.end(p.root, p.run_id)  # a pointer half-written to this run goes with it
+        shutil.rmtree(run.dir, ignore_errors=True)
+    _remove_if_empty(run.dir.parent, made.runs_dir)
+    if made.task_dir:
+        with contextlib.suppress(OSError):
+            task_json.with_name(task_json.name + ".lock").unlink()
+        _remove_if_empty(task_json.parent, True)
 
 
 def _remove_if_empty(folder: Path, made: bool) -> None:

@@ -290,18 +290,14 @@ def _worker_models(placed: list[RolePlacement], catalog: Catalog) -> dict[str, s
     return out
 
 
+ORDER = {r: i for i, r in enumerate(ROLES)}  # the role table's order: rows, first rounds, assignments
+
+
 def plan(request: PlanRequest, catalog: Catalog, project_root: Path | None = None) -> RolePlan:
     """Resolve every role to a worker, provider and model id, or refuse (nothing is written)."""
     if request.task_type not in TASK_TYPES:
         raise InputError(f"--task-type {request.task_type!r} is not a task type", hint=f"use one of {', '.join(TASK_TYPES)}")
-    pins = [RoleModel.parse(text) for text in request.role_models]
-    allowed = (*TASK_ROLES[request.task_type], "critic", "report-writer", "leader", "translator")
-    for pin in pins:
-        if pin.role not in allowed:
-            raise InputError(
-                f"--role-model {pin.text}: the {request.task_type} task type has no {pin.role} role",
-                hint=f"roles of {request.task_type}: {', '.join(dict.fromkeys(allowed))}",
-            )
+    pins = _pins(request)
     roster, roster_source = _roster(request, project_root, catalog)
     if request.task_type == "implementation" or request.executor is not None:
         named = request.executor or next((p.provider for p in pins if p.role == "implementer"), None)
@@ -317,46 +313,16 @@ def plan(request: PlanRequest, catalog: Catalog, project_root: Path | None = Non
     executor_model = catalog.provider(executor).default_model if explicit else None
     placed = _default_placements(request.task_type, roster, executor, executor_source, executor_model)
     placed, outside = _apply_pins(placed, pins, catalog)
-
-    leader = next((p for p in outside if p.role == "leader"), None)
-    if leader is None:
-        lp = catalog.provider(LEADER_PROVIDER) if LEADER_PROVIDER in catalog.ids() else catalog.providers[0]
-        leader = RolePlacement("leader", LEADER_ID, lp.id, lp.default_model, "the built-in lead")
-    translator = next((p for p in outside if p.role == "translator"), None)
-    if language is not None:
-        if translator is None:
-            writer = next(p for p in placed if p.role == "report-writer")
-            translator = RolePlacement("translator", writer.worker_id, writer.provider, None, f"--report-language {language}")
+    leader = _leader(outside, catalog)
+    translator = _translator(placed, outside, language)
+    if translator is not None:
         placed.append(translator)
-    elif translator is not None:
-        raise RefusedError(
-            f"{translator.source}: a translator needs a report language",
-            hint="pass --report-language LANG (e.g. ko) or set report-language with okstra config set",
-        )
 
     models = _worker_models(placed, catalog)
-    order = {r: i for i, r in enumerate(ROLES)}
-    placed.sort(key=lambda p: (order[p.role], _rank(p.worker_id, roster)))
-    all_placed = [leader, *placed]
+    placed.sort(key=lambda p: (ORDER[p.role], _rank(p.worker_id, roster)))
     models[LEADER_ID] = leader.model_id or catalog.provider(leader.provider).default_model
-
-    participants, executions, assignments, first_round = [], [], [], []
-    for p in all_placed:
-        provider = catalog.provider(p.provider)
-        model = provider.model(models[p.worker_id])
-        runner = "native-session" if p.role == "leader" else provider.runner
-        participants.append(Participant(p.worker_id, p.role, provider.id, provider.display, model.id, model.display))
-        executions.append(RoleExecution(p.role, p.worker_id, provider.id, model.id, runner))
-    workers = [w for w in (*roster, *(p.worker_id for p in placed)) if any(q.worker_id == w for q in placed)]
-    for worker_id in dict.fromkeys(workers):
-        mine = [e for e in executions if e.worker_id == worker_id]
-        provider = catalog.provider(mine[0].provider)
-        model = provider.model(models[worker_id])
-        roles = tuple(sorted({e.role for e in mine}, key=order.__getitem__))
-        assignments.append(Assignment(worker_id, provider.id, model.id, model.cli_model, provider.runner, roles))
-        if worker_id in roster or any(e.role in TASK_ROLES[request.task_type] for e in mine):
-            first = min(mine, key=lambda e: order[e.role])  # the role table's order
-            first_round.append(first)
+    participants, executions = _participants([leader, *placed], models, catalog)
+    assignments, first_round = _assignments(request.task_type, roster, placed, executions, models, catalog)
     return RolePlan(
         task_type=request.task_type,
         roster=roster,
@@ -367,6 +333,80 @@ def plan(request: PlanRequest, catalog: Catalog, project_root: Path | None = Non
         assignments=tuple(assignments),
         first_round=tuple(first_round),
     )
+
+
+def _pins(request: PlanRequest) -> list[RoleModel]:
+    """--role-model pins, each for a role the task type has."""
+    pins = [RoleModel.parse(text) for text in request.role_models]
+    allowed = (*TASK_ROLES[request.task_type], "critic", "report-writer", "leader", "translator")
+    for pin in pins:
+        if pin.role not in allowed:
+            raise InputError(
+                f"--role-model {pin.text}: the {request.task_type} task type has no {pin.role} role",
+                hint=f"roles of {request.task_type}: {', '.join(dict.fromkeys(allowed))}",
+            )
+    return pins
+
+
+def _leader(outside: list[RolePlacement], catalog: Catalog) -> RolePlacement:
+    """The lead: pinned with --role-model leader=…, else the built-in lead."""
+    leader = next((p for p in outside if p.role == "leader"), None)
+    if leader is not None:
+        return leader
+    lp = catalog.provider(LEADER_PROVIDER) if LEADER_PROVIDER in catalog.ids() else catalog.providers[0]
+    return RolePlacement("leader", LEADER_ID, lp.id, lp.default_model, "the built-in lead")
+
+
+def _translator(placed: list[RolePlacement], outside: list[RolePlacement], language: str | None) -> RolePlacement | None:
+    """The translator a report language needs: pinned, else the report writer; none without a language."""
+    translator = next((p for p in outside if p.role == "translator"), None)
+    if language is None:
+        if translator is not None:
+            raise RefusedError(
+                f"{translator.source}: a translator needs a report language",
+                hint="pass --report-language LANG (e.g. ko) or set report-language with okstra config set",
+            )
+        return None
+    if translator is None:
+        writer = next(p for p in placed if p.role == "report-writer")
+        translator = RolePlacement("translator", writer.worker_id, writer.provider, None, f"--report-language {language}")
+    return translator
+
+
+def _participants(
+    all_placed: list[RolePlacement], models: dict[str, str], catalog: Catalog
+) -> tuple[list[Participant], list[RoleExecution]]:
+    participants, executions = [], []
+    for p in all_placed:
+        provider = catalog.provider(p.provider)
+        model = provider.model(models[p.worker_id])
+        runner = "native-session" if p.role == "leader" else provider.runner
+        participants.append(Participant(p.worker_id, p.role, provider.id, provider.display, model.id, model.display))
+        executions.append(RoleExecution(p.role, p.worker_id, provider.id, model.id, runner))
+    return participants, executions
+
+
+def _assignments(
+    task_type: str,
+    roster: tuple[str, ...],
+    placed: list[RolePlacement],
+    executions: list[RoleExecution],
+    models: dict[str, str],
+    catalog: Catalog,
+) -> tuple[list[Assignment], list[RoleExecution]]:
+    """One assignment per worker (all its roles), and the role each worker runs first: a
+    roster worker, or one pinned outside the roster to a role of this task type."""
+    assignments, first_round = [], []
+    workers = [w for w in (*roster, *(p.worker_id for p in placed)) if any(q.worker_id == w for q in placed)]
+    for worker_id in dict.fromkeys(workers):
+        mine = [e for e in executions if e.worker_id == worker_id]
+        provider = catalog.provider(mine[0].provider)
+        model = provider.model(models[worker_id])
+        roles = tuple(sorted({e.role for e in mine}, key=ORDER.__getitem__))
+        assignments.append(Assignment(worker_id, provider.id, model.id, model.cli_model, provider.runner, roles))
+        if worker_id in roster or any(e.role in TASK_ROLES[task_type] for e in mine):
+            first_round.append(min(mine, key=lambda e: ORDER[e.role]))
+    return assignments, first_round
 
 
 def _rank(worker_id: str, roster: tuple[str, ...]) -> int:

@@ -158,80 +158,114 @@ def assess(
     idle_window: float = DEFAULT_IDLE_WINDOW,
 ) -> Health:
     """Judge one dispatch at wall-clock time `now` (seconds since the epoch)."""
-    d = dispatch
-    result = _inside(layout, d.result_path)
-    rstat = _stat(result) if result is not None else None
-    artifact_rel = d.liveness_artifact or d.log_path
-    astat = _stat(_inside(layout, artifact_rel))
-    clock_name, clock_value = ("startedAt", d.started_at) if d.started_at else ("dispatchedAt", d.dispatched_at)
-    clock = parse_iso(clock_value)
-    fresh_mtime = astat.st_mtime if astat is not None and (clock is None or astat.st_mtime >= clock - CLOCK_SLACK) else None
-    alive = processes.matches(d.pid, d.pid_start_time) if d.pid else None
-    beat = _beat_of(_inside(layout, d.liveness_artifact)) if d.status == IN_PROGRESS and fresh_mtime is not None else {}
-    last = beat.get("lastEvent") if isinstance(beat.get("lastEvent"), dict) else None
-    last_at = beat.get("lastActivityAt") if isinstance(beat.get("lastActivityAt"), str) else d.last_activity_at
-    last_text = f"{last.get('kind')}: {last.get('text')}" if last else d.last_event
-    active = parse_iso(last_at)
-    provider_idle = now - max(active or clock, clock) if clock is not None and beat else None
-    base = dict(
+    ev = _evidence(dispatch, layout, now)
+    healthy, reason, done = _judge(dispatch, ev, now, max_idle, launch_grace, idle_window)
+    d, rstat, clock = dispatch, ev.rstat, ev.clock
+    return Health(
+        healthy=healthy,
+        done=done,
+        reason=reason,
         worker_id=d.worker_id,
         attempt=d.attempt,
         status=d.status,
         started_at=d.started_at,
-        clock=clock_name if clock is not None else None,
+        clock=ev.clock_name if clock is not None else None,
         seconds_since_clock=_round(now - clock) if clock is not None else None,
-        liveness_artifact=artifact_rel,
-        heartbeat_age=_round(now - fresh_mtime) if fresh_mtime is not None else None,
+        liveness_artifact=ev.artifact,
+        heartbeat_age=_round(now - ev.fresh_mtime) if ev.fresh_mtime is not None else None,
         pid=d.pid,
-        pid_alive=alive,
+        pid_alive=ev.alive,
         exit_code=d.exit_code,
         result_path=d.result_path,
         result_size=rstat.st_size if rstat else None,
         result_mtime=datetime.fromtimestamp(rstat.st_mtime).astimezone().isoformat(timespec="seconds") if rstat else None,
         record_reason=d.reason,
-        last_activity_at=last_at,
-        last_event=last_text,
-        provider_idle=_round(provider_idle),
+        last_activity_at=ev.last_at,
+        last_event=ev.last_text,
+        provider_idle=_round(ev.provider_idle),
     )
 
-    def verdict(healthy: bool, reason: str, done: bool = False) -> Health:
-        return Health(healthy=healthy, done=done, reason=reason, **base)
 
+@dataclass(frozen=True)
+class _Evidence:
+    """What the files and /proc say about one dispatch, read once."""
+
+    rstat: os.stat_result | None  # the result file
+    artifact: str | None  # the liveness artifact's run-relative path (the log when none)
+    clock_name: str  # startedAt, or dispatchedAt before the worker started
+    clock: float | None
+    fresh_mtime: float | None  # the artifact's mtime when it is from this attempt
+    alive: bool | None  # the recorded pid is this attempt's process (None: no pid)
+    last: dict | None  # the provider's last event (heartbeat)
+    last_at: str | None
+    last_text: str | None
+    provider_idle: float | None  # seconds since the provider's last event, when it streams
+    streaming: bool
+
+
+def _evidence(d: Dispatch, layout: RunLayout, now: float) -> _Evidence:
+    result = _inside(layout, d.result_path)
+    artifact = d.liveness_artifact or d.log_path
+    astat = _stat(_inside(layout, artifact))
+    clock_name, clock_value = ("startedAt", d.started_at) if d.started_at else ("dispatchedAt", d.dispatched_at)
+    clock = parse_iso(clock_value)
+    fresh_mtime = astat.st_mtime if astat is not None and (clock is None or astat.st_mtime >= clock - CLOCK_SLACK) else None
+    beat = _beat_of(_inside(layout, d.liveness_artifact)) if d.status == IN_PROGRESS and fresh_mtime is not None else {}
+    last = beat.get("lastEvent") if isinstance(beat.get("lastEvent"), dict) else None
+    last_at = beat.get("lastActivityAt") if isinstance(beat.get("lastActivityAt"), str) else d.last_activity_at
+    active = parse_iso(last_at)
+    return _Evidence(
+        rstat=_stat(result) if result is not None else None,
+        artifact=artifact,
+        clock_name=clock_name,
+        clock=clock,
+        fresh_mtime=fresh_mtime,
+        alive=processes.matches(d.pid, d.pid_start_time) if d.pid else None,
+        last=last,
+        last_at=last_at,
+        last_text=f"{last.get('kind')}: {last.get('text')}" if last else d.last_event,
+        provider_idle=now - max(active or clock, clock) if clock is not None and beat else None,
+        streaming=bool(beat.get("streaming")),
+    )
+
+
+def _judge(
+    d: Dispatch, ev: _Evidence, now: float, max_idle: float, launch_grace: float, idle_window: float
+) -> tuple[bool, str, bool]:
+    """(healthy, reason, done): the first rule below that applies."""
     if d.status == COMPLETED:
         if d.result_path is None:
-            return verdict(False, "completed, but the record names no result path")
-        if rstat is None or rstat.st_size == 0:
-            return verdict(False, f"completed without a result at {d.result_path}")
-        return verdict(True, "completed", done=True)
+            return False, "completed, but the record names no result path", False
+        if ev.rstat is None or ev.rstat.st_size == 0:
+            return False, f"completed without a result at {d.result_path}", False
+        return True, "completed", True
     if d.terminal:
         why = f": {d.reason}" if d.reason else ""
-        return verdict(False, f"ended {d.status}{why}")
+        return False, f"ended {d.status}{why}", False
     if d.status not in (PENDING, IN_PROGRESS):
-        return verdict(False, f"unknown status {d.status}")
-    if alive is False:
+        return False, f"unknown status {d.status}", False
+    if ev.alive is False:
         what = "reused by another process" if processes.exists(d.pid or 0) else "gone"
-        return verdict(False, f"process {d.pid} {what} without a terminal status")
-    if clock is None:
+        return False, f"process {d.pid} {what} without a terminal status", False
+    if ev.clock is None:
         if d.status == PENDING:
-            return verdict(True, "pending, not dispatched yet")
-        return verdict(False, "in-progress without a startedAt")
-    since = now - clock
-    if fresh_mtime is None:
+            return True, "pending, not dispatched yet", False
+        return False, "in-progress without a startedAt", False
+    since = now - ev.clock
+    if ev.fresh_mtime is None:
         if since > launch_grace:
-            return verdict(
-                False,
-                f"no liveness artifact within the launch grace ({since:.0f} s since {clock_name}, grace {launch_grace:g} s)",
-            )
-        return verdict(True, f"{d.status}, launching ({since:.1f} s since {clock_name})")
-    idle = now - max(fresh_mtime, clock)
+            why = f"({since:.0f} s since {ev.clock_name}, grace {launch_grace:g} s)"
+            return False, f"no liveness artifact within the launch grace {why}", False
+        return True, f"{d.status}, launching ({since:.1f} s since {ev.clock_name})", False
+    idle = now - max(ev.fresh_mtime, ev.clock)
     if idle > max_idle:
-        return verdict(False, f"liveness artifact idle for {idle:.0f} s (max idle {max_idle:g} s)")
-    if last is not None and last.get("kind") == "retry":
-        return verdict(False, f"retrying: {last.get('text')} (provider's last event {provider_idle or 0:.0f} s ago)")
-    if beat.get("streaming") and provider_idle is not None and provider_idle > idle_window:
-        since = f"last: {last_text}" if last_text else "none since " + clock_name
-        return verdict(False, f"stalled: no provider event for {provider_idle:.0f} s (idle window {idle_window:g} s; {since})")
-    return verdict(True, f"{d.status}, artifact {max(0.0, now - fresh_mtime):.1f} s old")
+        return False, f"liveness artifact idle for {idle:.0f} s (max idle {max_idle:g} s)", False
+    if ev.last is not None and ev.last.get("kind") == "retry":
+        return False, f"retrying: {ev.last.get('text')} (provider's last event {ev.provider_idle or 0:.0f} s ago)", False
+    if ev.streaming and ev.provider_idle is not None and ev.provider_idle > idle_window:
+        last = f"last: {ev.last_text}" if ev.last_text else "none since " + ev.clock_name
+        return False, f"stalled: no provider event for {ev.provider_idle:.0f} s (idle window {idle_window:g} s; {last})", False
+    return True, f"{d.status}, artifact {max(0.0, now - ev.fresh_mtime):.1f} s old", False
 
 
 # -- selections -----------------------------------------------------------------
