@@ -10,6 +10,7 @@ from pathlib import Path
 
 from okstra.core import cli, fsio, git_exclude, paths
 from okstra.core.errors import InputError, ProblemsFound, RefusedError
+from okstra.core.names import OKSTRA_DIR
 from okstra.model.layout import TaskKey
 from okstra.run import bundle
 
@@ -101,7 +102,7 @@ def _run(args: argparse.Namespace) -> int:
         from okstra.team import worktrees
 
         worktrees.enable(layout.for_project(root).run(result.run_id))
-    ignore_file = git_exclude.ensure_excluded(root, ".okstra/", gitignore=args.gitignore)
+    ignore_file = git_exclude.ensure_excluded(root, OKSTRA_DIR + "/", gitignore=args.gitignore)
     if ignore_file is not None:
         cli.say(PROG, f"added .okstra/ to {ignore_file}: git leaves okstra's run files alone")
     doc = result.to_dict()

@@ -12,9 +12,9 @@ from pathlib import Path
 
 from okstra.core import proc
 from okstra.core.errors import InputError, ProcessError, RefusedError
+from okstra.core.names import OKSTRA_DIR
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git's well-known empty tree: the base of a repo with no commit
-OKSTRA_DIR = ".okstra"
 _NOT_OKSTRA = f":(exclude,top){OKSTRA_DIR}"  # git never walks okstra's own folder
 
 

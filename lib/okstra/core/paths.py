@@ -13,8 +13,9 @@ from pathlib import Path
 
 from okstra.core import settings
 from okstra.core.errors import InputError, PathEscapeError
+from okstra.core.names import OKSTRA_DIR
 
-MARKERS = (".okstra", ".git")
+MARKERS = (OKSTRA_DIR, ".git")
 
 
 def find_project_root(start: Path | None = None, explicit: str | Path | None = None) -> Path:

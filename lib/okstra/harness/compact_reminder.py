@@ -17,6 +17,7 @@ from pathlib import Path
 
 from okstra.core import jsonlite
 from okstra.core.errors import OkstraError
+from okstra.core.names import OKSTRA_DIR
 from okstra.model import active_run, run_manifest, team_state
 from okstra.model.dispatch import COMPLETED, IN_PROGRESS, PENDING, Dispatch
 from okstra.model.layout import RunLayout
@@ -72,7 +73,7 @@ def reminder(root: Path) -> str | None:
     except OkstraError as exc:
         return f"okstra: {active_run.ACTIVE_RUN_FILE} exists but cannot be read ({exc}); fix it or re-run render-bundle."
     if run is None:
-        return NO_ACTIVE_RUN if (Path(root) / ".okstra").is_dir() else None
+        return NO_ACTIVE_RUN if (Path(root) / OKSTRA_DIR).is_dir() else None
     layout = RunLayout(Path(root), run.run_id)
     lines = [
         "okstra: your context was compacted while an okstra run is active. Continue it with the okstra-run skill.",

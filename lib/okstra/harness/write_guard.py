@@ -64,13 +64,13 @@ rather than through `core.paths`, which imports `pathlib`.
 import posix
 import sys
 
-from okstra.core import fastfs, jsonlite
+from okstra.core import fastfs, jsonlite, names
 from okstra.core.errors import OkstraError
+from okstra.core.names import DATA_SUFFIX, OKSTRA_DIR, REPORT_PREFIX, REPORTS_DIR, RESPONSES_DIR
 from okstra.model import active_run, roles
 
 FILE_TOOLS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path", "NotebookEdit": "notebook_path"}
-SIDECAR_PARTS = ("reports", "user-responses")
-OKSTRA_DIR = ".okstra"
+SIDECAR_PARTS = (REPORTS_DIR, RESPONSES_DIR)
 CLAUDE_DIR = ".claude"
 MAX_INPUT = 1 << 23  # hook JSON past 8 MiB is not read (answer within 1 s, DESIGN §10)
 MAX_COMMAND = 1 << 16  # a Bash command past 64 KiB is not read
@@ -317,7 +317,7 @@ def _judge_okstra(ctx: _Context, path: str, via: str, shown: str) -> str | None:
         return None
     if ctx.is_lead and len(parts) >= 2 and parts[0] == "prompts":
         return None
-    if ctx.is_lead and len(parts) == 2 and parts[0] == "reports" and parts[1].endswith(".data.json"):
+    if ctx.is_lead and len(parts) == 2 and parts[0] == REPORTS_DIR and parts[1].endswith(DATA_SUFFIX):
         decided = _sidecar_of(run_dir, parts[1])
         if decided is None or not active_run.present(decided):
             return None
@@ -333,11 +333,11 @@ def _judge_okstra(ctx: _Context, path: str, via: str, shown: str) -> str | None:
 
 
 def _sidecar_of(run_dir: str, data_name: str) -> str | None:
-    """The sidecar path of `final-report-<type>-<NNN>.data.json` (run.layout's naming)."""
-    stem = data_name[: -len(".data.json")]
-    if not stem.startswith("final-report-"):
+    """The sidecar path of `final-report-<type>-<NNN>.data.json` (model.names)."""
+    stem = data_name[: -len(DATA_SUFFIX)]
+    if not stem.startswith(REPORT_PREFIX):
         return None
-    return fastfs.join(run_dir, *SIDECAR_PARTS, f"user-response-{stem[len('final-report-') :]}.md")
+    return fastfs.join(run_dir, *SIDECAR_PARTS, names.sidecar_name(stem))
 
 
 def _links(path: str) -> int:

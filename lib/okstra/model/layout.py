@@ -12,13 +12,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from okstra.core import fsio, paths
+from okstra.core import fsio, names, paths
 from okstra.core.errors import InputError, StateError
+from okstra.core.names import DATA_SUFFIX, MARKDOWN_SUFFIX, OKSTRA_DIR, REPORTS_DIR, RESPONSES_DIR, RUNS_DIR
 from okstra.model import active_run, roles, run_manifest, team_state
 from okstra.model.dispatch import PENDING, Dispatch
 from okstra.model.run_manifest import RunManifest
 
-OKSTRA_DIR = ".okstra"
 MANIFEST = "run-manifest.json"
 _SLUG = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 _WORKER = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
@@ -47,12 +47,6 @@ def check_worker_id(worker_id: str, source: str = "worker id") -> str:
     if not _WORKER.match(worker_id):
         raise InputError(f"{source}: {worker_id!r} is not a worker id", hint="use lower-case letters, digits and '-'")
     return worker_id
-
-
-# A report is a pair beside each other: `<stem>.md` (what people read) and
-# `<stem>.data.json` (what okstra validates and renders from), DESIGN §8.
-MARKDOWN_SUFFIX = ".md"
-DATA_SUFFIX = ".data.json"
 
 
 def report_stem(path: Path) -> str | None:
@@ -90,7 +84,7 @@ class RunLayout:
 
     @property
     def dir(self) -> Path:
-        return self.project_root / OKSTRA_DIR / "runs" / self.run_id
+        return self.project_root / OKSTRA_DIR / RUNS_DIR / self.run_id
 
     @property
     def manifest(self) -> Path:
@@ -124,11 +118,11 @@ class RunLayout:
 
     @property
     def reports_dir(self) -> Path:
-        return self.dir / "reports"
+        return self.dir / REPORTS_DIR
 
     @property
     def responses_dir(self) -> Path:
-        return self.reports_dir / "user-responses"
+        return self.reports_dir / RESPONSES_DIR
 
     def _attempt_name(self, worker_id: str, attempt: int) -> str:
         return worker_id if attempt == 1 else f"{worker_id}.attempt-{attempt}"
@@ -173,8 +167,7 @@ class RunLayout:
         return self.dir / "spend.json"
 
     def report_stem(self, task_type: str, report_number: int) -> str:
-        """Every file derived from a report uses the **report** number, never the run number."""
-        return f"final-report-{task_type}-{report_number:03d}"
+        return names.report_stem(task_type, report_number)
 
     def report_markdown(self, task_type: str, report_number: int) -> Path:
         return self.reports_dir / f"{self.report_stem(task_type, report_number)}{MARKDOWN_SUFFIX}"
@@ -189,7 +182,7 @@ class RunLayout:
         return translation_of(self.report_markdown(task_type, report_number), language)
 
     def sidecar(self, task_type: str, report_number: int) -> Path:
-        return self.responses_dir / f"user-response-{task_type}-{report_number:03d}.md"
+        return self.responses_dir / names.sidecar_name(self.report_stem(task_type, report_number))
 
     def relative(self, path: Path) -> str:
         return paths.relative(self.project_root, path)
@@ -240,7 +233,7 @@ def project_root_of(manifest_path: Path) -> Path:
     """`<root>/.okstra/runs/<run-id>/run-manifest.json` -> `<root>`; anything else is refused."""
     resolved = Path(manifest_path).resolve()
     parts = resolved.parts
-    if len(parts) < 5 or parts[-4:-2] != (OKSTRA_DIR, "runs") or parts[-1] != MANIFEST or not resolved.is_file():
+    if len(parts) < 5 or parts[-4:-2] != (OKSTRA_DIR, RUNS_DIR) or parts[-1] != MANIFEST or not resolved.is_file():
         raise InputError(
             f"--run-manifest: {str(manifest_path)!r} is not a run manifest at <project>/.okstra/runs/<run-id>/run-manifest.json",
             hint="pass the run-manifest.json that render-bundle wrote",
