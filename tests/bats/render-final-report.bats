@@ -79,11 +79,34 @@ PY
 
 @test "--no-snapshot writes nothing beside the input" {
   cp "$FIX/verification.data.json" reports/v.data.json
-  run render-final-report reports/v.data.json --no-snapshot --output out/v.md
+  run render-final-report reports/v.data.json --no-snapshot
   assert_success
-  assert [ -f out/v.md ]
   run ls reports
-  assert_output "v.data.json"
+  assert_output "v.data.json
+v.md"
+}
+
+@test "refuses an output onto a sidecar, a state file or outside the run's reports folder, writing nothing" {
+  R=.okstra/runs/feature--rate-limit--r001/reports
+  mkdir -p "$R/user-responses" src
+  cp "$FIX/analysis.data.json" "$R/final-report-analysis-001.data.json"
+  printf 'the user answers\n' > "$R/user-responses/user-response-analysis-001.md"
+  before=$(tree_snapshot "$PROJECT")
+  for target in "$R/user-responses/user-response-analysis-001.md" .okstra/active-run.json \
+    .okstra/runs/feature--rate-limit--r001/team-state.json "$R/final-report-analysis-001.data.json" src/app.md CLAUDE.md; do
+    run --separate-stderr render-final-report "$R/final-report-analysis-001.data.json" --output "$target"
+    [ "$status" -eq 2 ] || { echo "$target: exit $status"; return 1; }
+    [ "${#stderr_lines[@]}" -eq 1 ] || { echo "$target: $stderr"; return 1; }
+  done
+  [ "$(tree_snapshot "$PROJECT")" = "$before" ]
+}
+
+@test "refuses --output for report data that is not a run's report" {
+  cp "$FIX/analysis.data.json" reports/a.data.json
+  run --separate-stderr render-final-report reports/a.data.json --output reports/b.md
+  assert_failure 2
+  [[ "$stderr" == "render-final-report: --output: "*"not in a run's reports folder"* ]]
+  [ ! -e reports/b.md ]
 }
 
 @test "a copy that cannot be written warns and still exits 0" {

@@ -76,3 +76,23 @@ PY
   assert_failure 2
   [ "${#stderr_lines[@]}" -eq 1 ]
 }
+
+@test "refuses an output onto a sidecar, a state file or outside the run's reports folder, writing nothing" {
+  mkdir -p "$R/user-responses" src
+  printf 'the user answers\n' > "$R/user-responses/user-response-analysis-001.md"
+  printf 'print(1)\n' > src/app.py
+  before=$(tree_snapshot "$PROJECT")
+  for target in "$R/user-responses/user-response-analysis-001.md" .okstra/active-run.json \
+    .okstra/runs/feature--rate-limit--r001/team-state.json src/app.py index.html; do
+    run --separate-stderr render-report-views "$R/final-report-analysis-001.md" --output "$target"
+    [ "$status" -eq 2 ] || { echo "$target: exit $status"; return 1; }
+    [ "${#stderr_lines[@]}" -eq 1 ] || { echo "$target: $stderr"; return 1; }
+  done
+  [ "$(tree_snapshot "$PROJECT")" = "$before" ]
+}
+
+@test "writes an output named inside the run's reports folder" {
+  run --separate-stderr render-report-views "$R/final-report-analysis-001.md" --output "$R/copy.html"
+  assert_success
+  assert_output "$R/copy.html"
+}

@@ -37,7 +37,7 @@ def rows(ctx: Context) -> list[Row]:
     (project / ".okstra").mkdir(parents=True, exist_ok=True)
     data = make_large.write(project / "final-report-analysis-001.data.json")
     size = data.stat().st_size
-    argv = [str(ctx.python), str(ctx.prefix / "bin" / "render-final-report"), data.name, "--no-snapshot", "--output", "out.md"]
+    argv = [str(ctx.python), str(ctx.prefix / "bin" / "render-final-report"), data.name, "--no-snapshot"]
     check = subprocess.run(argv, cwd=project, capture_output=True, text=True, check=False)
     if check.returncode != 0:
         raise SystemExit(f"bench_report: render-final-report failed ({check.returncode}): {check.stderr.strip()}")
@@ -76,13 +76,14 @@ def _browser_figures(page_path: Path) -> tuple[float, float]:
 
 
 def _view_rows(ctx: Context, project: Path, data: Path, size: int) -> list[Row]:
-    argv = [str(ctx.python), str(ctx.prefix / "bin" / "render-report-views"), data.name, "--output", "view.html"]
+    argv = [str(ctx.python), str(ctx.prefix / "bin" / "render-report-views"), data.name]
     check = subprocess.run(argv, cwd=project, capture_output=True, text=True, check=False)
     if check.returncode != 0:
         raise SystemExit(f"bench_report: render-report-views failed ({check.returncode}): {check.stderr.strip()}")
     render = median_wall(argv, RUNS, cwd=project)
-    paint, filtered = _browser_figures(project / "view.html")
-    page_mb = (project / "view.html").stat().st_size / 1e6
+    page = data.with_name(data.name.replace(".data.json", ".html"))  # beside the data: it is no run's report
+    paint, filtered = _browser_figures(page)
+    page_mb = page.stat().st_size / 1e6
     what = f"{size / 1e6:.1f} MB / {make_large.FINDINGS:,} findings"
     return [
         Row(

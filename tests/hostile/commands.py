@@ -177,6 +177,38 @@ def deputies(base: Path, env: dict[str, str], tally) -> None:
     )
     if sidecar.read_text() != "# the user's answers\n":
         tally.bypasses.append("worker-run wrote its result over a sidecar named in the team state")
+    render_deputies(base, env, tally)
+
+
+def render_deputies(base: Path, env: dict[str, str], tally) -> None:
+    """render-final-report / render-report-views told to write their output onto a sidecar, a
+    state file or a source file (DESIGN §14): refused, the target unchanged."""
+    from fixtures.reports import reportfix
+
+    project = base / "deputy-render"
+    project.mkdir()
+    reports = project / ".okstra" / "runs" / "feature--rate-limit--r001" / "reports"
+    name = str((reports / "final-report-analysis-001.data.json").relative_to(project))
+    data = reportfix.place(project, name, source=reportfix.HERE / "analysis.data.json")
+    targets = {
+        "sidecar": reports / "user-responses" / "user-response-analysis-001.md",
+        "team state": reports.parent / "team-state.json",
+        "active run": project / ".okstra" / "active-run.json",
+        "source file": project / "src" / "app.py",
+        "plan data": data,
+    }
+    for target in targets.values():
+        if target != data:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text("# protected\n")
+    penv = {**env, "OKSTRA_PROJECT_ROOT": str(project)}
+    for command in ("render-final-report", "render-report-views"):
+        for name, target in targets.items():
+            before = target.read_bytes()
+            _cmd(tally, f"{command} --output {name}", [command, str(data), "--output", str(target)], cwd=project, env=penv)
+            if target.read_bytes() != before:
+                tally.bypasses.append(f"{command} --output wrote over the {name}")
+                target.write_bytes(before)
 
 
 def _strays() -> list[int]:

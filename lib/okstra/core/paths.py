@@ -79,3 +79,28 @@ def argument(root: Path, value: str | os.PathLike[str], *, source: str) -> Path:
 def relative(root: Path, path: Path) -> str:
     """The project-relative POSIX form stored in state files."""
     return Path(path).resolve().relative_to(Path(root).resolve()).as_posix()
+
+
+def own_file(
+    path: Path,
+    folder: Path,
+    *,
+    source: str,
+    hint: str,
+    also: tuple[Path, ...] = (),
+    never: tuple[Path, ...] = (),
+) -> Path:
+    """The one rule for a file an okstra command writes where it was told to (DESIGN §14):
+    resolved the way the filesystem will, it lies strictly inside `folder` and not in or at
+    any of `never`, or it is exactly one of `also`. Else PathEscapeError (exit 2), before
+    anything is written: a command told to write onto a sidecar or a state file refuses."""
+    real = Path(path).resolve()
+    if any(real == Path(a).resolve() for a in also):
+        return path
+    inside = Path(folder).resolve()
+    if inside not in real.parents:
+        raise PathEscapeError(f"{source}: {path} is outside {inside}", hint=hint)
+    for barred in (Path(n).resolve() for n in never):
+        if real == barred or barred in real.parents:
+            raise PathEscapeError(f"{source}: {path} is inside {barred}, which only okstra's own writers change", hint=hint)
+    return path

@@ -229,6 +229,27 @@ def for_project(root: Path) -> ProjectLayout:
     return ProjectLayout(Path(root).resolve())
 
 
+def report_output(root: Path, data: Path, target: Path, *, suffix: str, given: bool) -> Path:
+    """Where render-final-report (`.md`) and render-report-views (`.html`) may write the
+    rendering of `data` (DESIGN §14). A run's report renders only into that run's
+    `reports/` folder, never into `user-responses/` (the sidecars); report data elsewhere
+    in `.okstra/` is not rendered at all; report data outside `.okstra/` renders beside
+    itself, and `--output` (`given`) is refused for it, since no run says where else is
+    safe. The folder check is `core.paths.own_file`, the rule worker-run uses for its result."""
+    okstra = for_project(root).okstra_dir
+    folder = Path(data).resolve().parent
+    in_run = folder.name == "reports" and folder.parent.parent == okstra.resolve() / "runs"
+    hint = "omit --output: the output goes beside the report data"
+    if paths.is_inside(folder, okstra.resolve()) and not in_run:
+        raise InputError(f"{data} is inside {okstra} but not in a run's reports folder", hint="render a run's report")
+    if given and not in_run:
+        raise InputError(f"--output: {target} is not in a run's reports folder ({data} is not a run's report)", hint=hint)
+    if Path(target).suffix != suffix:
+        raise InputError(f"--output: {target} is not a {suffix} file", hint=f"name a {suffix} file in {folder}")
+    never = (folder / "user-responses",) if in_run else (okstra,)
+    return paths.own_file(target, folder, source="--output", hint=hint, never=never)
+
+
 def project_root_of(manifest_path: Path) -> Path:
     """`<root>/.okstra/runs/<run-id>/run-manifest.json` -> `<root>`; anything else is refused."""
     resolved = Path(manifest_path).resolve()

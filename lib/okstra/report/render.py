@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from okstra.core import fsio, home, paths
-from okstra.core.errors import InputError, ProblemsFound
+from okstra.core.errors import ProblemsFound
 from okstra.model import layout as run_layout
 from okstra.report import validate
 
@@ -127,9 +127,8 @@ def render_final_report(
     """
     root = Path(project_root)
     data = paths.argument(root, data_arg, source="DATA")
-    output = paths.argument(root, output_arg, source="--output") if output_arg else run_layout.markdown_of(data)
-    if output in (data, last_valid_path(data)):
-        raise InputError(f"--output: {output_arg or output} would overwrite the report data", hint="choose another output file")
+    given = paths.argument(root, output_arg, source="--output") if output_arg else run_layout.markdown_of(data)
+    output = run_layout.report_output(root, data, given, suffix=".md", given=output_arg is not None)
     raw, document = validate.load(data)
     found = validate.problems(document, root) + header_mismatches(document, expected_header or {})
     if found:

@@ -150,9 +150,8 @@ def render_html(
 def render_view(project_root: Path, report_arg: str, output_arg: str | None = None) -> View:
     root = Path(project_root).resolve()
     report, data = sources(root, report_arg)
-    output = paths.argument(root, output_arg, source="--output") if output_arg else default_output(report)
-    if output in (report, data):
-        raise InputError(f"--output: {output_arg or output} would overwrite the report", hint="choose another output file")
+    given = paths.argument(root, output_arg, source="--output") if output_arg else default_output(report)
+    output = run_layout.report_output(root, data, given, suffix=".html", given=output_arg is not None)
     raw, document = validate.load(data)
     found = validate.problems(document, root)
     if found:

@@ -43,7 +43,7 @@ from typing import Any, BinaryIO
 
 from okstra.core import fsio, paths, proc
 from okstra.core.clock import now_iso
-from okstra.core.errors import OkstraError, RefusedError, StateError
+from okstra.core.errors import OkstraError, RefusedError
 from okstra.model import team_state
 from okstra.model.catalog import Catalog
 from okstra.model.dispatch import COMPLETED, ERROR, IN_PROGRESS, Dispatch
@@ -148,11 +148,10 @@ def prepare(run: Run, catalog: Catalog, worker_id: str, attempt: int | None = No
 def _own_file(path: Path, folder: Path, source: str, also: Path | None = None) -> Path:
     """worker-run writes only inside its run's folder (or the one file `also` names), whatever
     the team state says: a resultPath or logPath elsewhere (a sidecar, a state file) is refused
-    (DESIGN §10)."""
-    real, inside = path.resolve(), folder.resolve()
-    if inside not in real.parents and (also is None or real != also.resolve()):
-        raise StateError(f"{source}: {path} is outside {inside}", hint="okstra writes it there; re-dispatch the worker")
-    return path
+    (DESIGN §10; the rule is `core.paths.own_file`, shared with the report renderers)."""
+    return paths.own_file(
+        path, folder, source=source, hint="okstra writes it there; re-dispatch the worker", also=(also,) if also else ()
+    )
 
 
 def child_env(plan: Plan, base: dict[str, str] | None = None) -> dict[str, str]:

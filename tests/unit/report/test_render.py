@@ -139,13 +139,18 @@ def test_failing_to_write_the_copy_warns_and_still_renders(project, capsys):
     assert err.count("\n") == 1
 
 
+RUN_REPORTS = ".okstra/runs/feature--rate-limit--r001/reports"
+
+
 def test_no_snapshot_writes_nothing_beside_the_input(project):
-    data = _place(project)
-    out = project / "elsewhere" / "report.md"
-    before = tree_snapshot(project / "reports")
+    data = _place(project, name=f"{RUN_REPORTS}/final-report-analysis-001.data.json")
+    out = data.parent / "elsewhere" / "report.md"
+    before = tree_snapshot(project / RUN_REPORTS)
     done = render.render_final_report(project, str(data), str(out), snapshot=False)
     assert done.last_valid is None and out.is_file()
-    assert tree_snapshot(project / "reports") == before
+    out.unlink()
+    out.parent.rmdir()
+    assert tree_snapshot(project / RUN_REPORTS) == before
 
 
 def test_the_output_is_written_atomically_without_temporary_leftovers(project):
@@ -174,11 +179,67 @@ def test_data_outside_the_project_is_refused(project, tmp_path):
         render.render_final_report(project, str(outside))
 
 
-def test_the_output_may_not_overwrite_the_data(project):
+# Targets a confused deputy would overwrite (DESIGN §14): sidecars, state, the data, the project.
+DEPUTY_TARGETS = [
+    f"{RUN_REPORTS}/user-responses/user-response-analysis-001.md",
+    ".okstra/active-run.json",
+    ".okstra/runs/feature--rate-limit--r001/team-state.json",
+    ".okstra/runs/feature--rate-limit--r001/results/claude.md",
+    ".okstra/config.md",
+    f"{RUN_REPORTS}/final-report-analysis-001.data.json",
+    f"{RUN_REPORTS}/final-report-analysis-001.data.json.last-valid",
+    "src/app.md",
+    "CLAUDE.md",
+]
+
+
+def _run_report(project):
+    data = _place(project, name=f"{RUN_REPORTS}/final-report-analysis-001.data.json")
+    sidecar = project / RUN_REPORTS / "user-responses" / "user-response-analysis-001.md"
+    sidecar.parent.mkdir(parents=True)
+    sidecar.write_text("the user's answers\n")
+    return data
+
+
+@pytest.mark.parametrize("target", DEPUTY_TARGETS)
+def test_an_output_onto_a_sidecar_a_state_file_or_outside_the_runs_reports_is_refused(project, target):
+    data = _run_report(project)
+    before = tree_snapshot(project)
+    with pytest.raises(InputError):
+        render.render_final_report(project, str(data), target)
+    assert tree_snapshot(project) == before
+
+
+def test_the_command_refuses_an_output_onto_a_sidecar_with_one_line(project, capsys):
+    data = _run_report(project)
+    before = tree_snapshot(project)
+    assert render_final_report.main([str(data), "--output", DEPUTY_TARGETS[0]]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "which only okstra's own writers change" in err
+    assert tree_snapshot(project) == before
+
+
+def test_an_output_inside_the_runs_reports_folder_is_written(project):
+    data = _run_report(project)
+    done = render.render_final_report(project, str(data), f"{RUN_REPORTS}/copy.md", snapshot=False)
+    assert done.output.read_text().startswith("# Final report: analysis")
+
+
+def test_a_report_outside_a_run_renders_only_beside_its_data(project):
     data = _place(project)
     before = tree_snapshot(project)
-    with pytest.raises(InputError, match="would overwrite the report data"):
-        render.render_final_report(project, str(data), str(data))
+    for target in ("reports/other.md", "reports/analysis.md", str(data)):
+        with pytest.raises(InputError, match="not in a run's reports folder"):
+            render.render_final_report(project, str(data), target)
+    assert tree_snapshot(project) == before
+    assert render.render_final_report(project, str(data)).output == project / "reports" / "analysis.md"
+
+
+def test_report_data_elsewhere_in_okstra_is_not_rendered(project):
+    data = _place(project, name=".okstra/runs/feature--rate-limit--r001/final-report-analysis-001.data.json")
+    before = tree_snapshot(project)
+    with pytest.raises(InputError, match="not in a run's reports folder"):
+        render.render_final_report(project, str(data))
     assert tree_snapshot(project) == before
 
 

@@ -164,7 +164,7 @@ def test_bad_arguments_are_refused(project):
         views.render_view(project, str(data), "../out.html")
     with pytest.raises(InputError, match="neither a report"):
         views.render_view(project, "notes.txt")
-    with pytest.raises(InputError, match="would overwrite"):
+    with pytest.raises(InputError, match="is not a .html file"):
         views.render_view(project, str(data), str(data))
     with pytest.raises(InputError, match="no such report data file"):
         views.render_view(project, f"{REPORTS}/none.md")
@@ -219,3 +219,32 @@ def test_the_lead_authored_fallback_is_said_on_the_page(project):
         '<p class="note" id="fallback-note"><strong>Lead-authored fallback: report-writer dispatch failed — `no result after 900 s'
         in text
     )
+
+
+@pytest.mark.parametrize(
+    "target",
+    [
+        f"{REPORTS}/user-responses/user-response-analysis-001.md",
+        f"{REPORTS}/user-responses/user-response-analysis-001.html",
+        ".okstra/active-run.json",
+        ".okstra/runs/feature--rate-limit--r001/team-state.json",
+        ".okstra/view.html",
+        "src/app.py",
+        "index.html",
+    ],
+)
+def test_an_output_onto_a_sidecar_a_state_file_or_outside_the_runs_reports_is_refused(project, target):
+    data = _place(project)
+    sidecar = project / REPORTS / "user-responses" / "user-response-analysis-001.md"
+    sidecar.parent.mkdir(parents=True)
+    sidecar.write_text("the user's answers\n")
+    before = tree_snapshot(project)
+    with pytest.raises(InputError):
+        views.render_view(project, str(data), target)
+    assert render_report_views.main([str(data), "--output", target]) == 2
+    assert tree_snapshot(project) == before
+
+
+def test_an_output_inside_the_runs_reports_folder_is_written(project):
+    data = _place(project)
+    assert views.render_view(project, str(data), f"{REPORTS}/copy.html").output == project / REPORTS / "copy.html"
