@@ -10,11 +10,17 @@ def now_iso(timespec: str = "milliseconds") -> str:
     return datetime.now(UTC).isoformat(timespec=timespec).replace("+00:00", "Z")
 
 
-def parse_iso(value: str | None) -> float | None:
-    """Epoch seconds of a stored timestamp; None when absent or not a timestamp."""
-    if not value:
+def parse_iso(value: object) -> float | None:
+    """Epoch seconds of a stored timestamp; None when absent or not a timestamp.
+
+    A record is not schema-checked when loaded, so a hand-edited value may be of any type
+    (None, not a crash). A timestamp without an offset is read as UTC, as okstra writes
+    them: read as local time, the same file would give another instant on each machine.
+    """
+    if not value or not isinstance(value, str):
         return None
     try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
         return None
+    return (parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)).timestamp()
