@@ -68,3 +68,35 @@ PY
   [[ "$stderr" == *"no rate-limited worker to fail over"* ]]
   team-teardown --grace 3 >/dev/null 2>&1
 }
+
+@test "the final report says who stood in for the rate-limited worker, with its reason, and which breakers are open" {
+  mkdir -p .okstra && printf 'failover:\n  analyst: [codex, claude]\n' > .okstra/config.yaml
+  prepare_run tmux-pane codex
+  OKSTRA_FAKE_MODE_CODEX=rate-limit team-dispatch >/dev/null 2>&1
+  wait_status codex error
+  reason=$(field_of codex reason)
+  [[ "$reason" == "rate-limited: "* ]]
+  team-dispatch --failover >/dev/null 2>&1
+  wait_status claude-analyst completed
+  round-prepare --role report-writer >/dev/null 2>&1
+  team-dispatch --round report >/dev/null 2>&1
+  wait_status codex completed
+  data=$(report-draft --owner "Demo User")
+  run --separate-stderr render-final-report --no-snapshot "$data"
+  assert_success
+  md="$PROJECT/${data%.data.json}.md"
+  grep -qxF -- "- **Stood in:** \`claude-analyst\` (Claude Code, analyst) stood in for \`codex\` attempt 1 (Codex), which hit a limit: $reason" "$md"
+  grep -qxF -- "- **Breaker open** (failover skips these providers for the rest of the run): Codex" "$md"
+  run --separate-stderr render-report-views "$data"
+  assert_success
+  html="$PROJECT/${data%.data.json}.html"
+  python3 - "$html" "$reason" <<'PY'
+import html, sys
+text = html.unescape(open(sys.argv[1], encoding="utf-8").read())
+line = ('<li class="stood-in"><strong>Stood in:</strong> <span class="mono">claude-analyst</span> (Claude Code, analyst) '
+        'stood in for <span class="mono">codex</span> attempt 1 (Codex), which hit a limit: ' + sys.argv[2] + '</li>')
+assert line in text, text[text.find('id="failover"') - 200 :][:1200]
+assert "(failover skips these providers for the rest of the run): Codex</li>" in text
+PY
+  team-teardown --grace 3 >/dev/null 2>&1
+}

@@ -9,7 +9,7 @@ from typing import Any
 
 from okstra.core import fsio
 from okstra.core.errors import StateError
-from okstra.model.dispatch import Dispatch
+from okstra.model.dispatch import Dispatch, is_rate_limited
 
 SCHEMA_VERSION = "1.0"
 
@@ -26,6 +26,10 @@ class TeamState:
             if d.worker_id not in newest or d.attempt > newest[d.worker_id].attempt:
                 newest[d.worker_id] = d
         return tuple(newest.values())
+
+    def open_breakers(self) -> list[str]:
+        """Providers that hit a rate limit in this run, in the order they did: failover skips them (README "Scope and spend")."""
+        return list(dict.fromkeys(d.provider for d in self.dispatches if is_rate_limited(d.reason)))
 
     def find(self, worker_id: str, attempt: int | None = None) -> Dispatch:
         candidates = [d for d in self.dispatches if d.worker_id == worker_id]

@@ -2,7 +2,9 @@
 
 The header, participants and token usage come from the run's own records (the
 manifest and team state), never from a worker's text, so no worker can change
-who took part or what it cost. The report writer contributes only the content
+who took part or what it cost; so do who stood in for a rate-limited worker
+(`stoodInFor`, from the stand-in's `failoverFrom`) and the providers whose
+breaker is open (`breakerOpen`). The report writer contributes only the content
 keys (`CONTENT_KEYS`) in one fenced ```json block of its result. The draft is
 written to the run's report data path (named by the **report** number) for
 `render-final-report` / `report-finalize` to validate and render.
@@ -24,6 +26,7 @@ from okstra.model.dispatch import COMPLETED, Dispatch
 from okstra.model.layout import Run
 from okstra.model.run_manifest import RunManifest
 from okstra.model.team_state import TeamState
+from okstra.report import render
 
 CONTENT_KEYS = ("aiHandoffSummary", "findings", "openQuestions", "implementationPlanning", "verificationResults")
 _JSON_BLOCK = re.compile(r"^```json[^\n]*\n(.*?)^```[ \t]*$", re.M | re.S)
@@ -96,8 +99,31 @@ def skeleton(manifest: RunManifest, state: TeamState, *, owner: str, writer: Dis
         entry = {"provider": p.provider_display, "role": p.role, "model": p.model_display, "modelId": p.model_id}
         if p.role != roles.LEADER:
             entry = {"workerId": p.worker_id, **entry}
-        participants.append({**entry, "usage": _usage_of(ran), **_served_and_denied(ran)})
-    return {"schemaVersion": "2.0", "header": header, "participants": participants}
+        participants.append({**entry, "usage": _usage_of(ran), **_served_and_denied(ran), **_stood_in(manifest, ran)})
+    document = {"schemaVersion": "2.0", "header": header, "participants": participants}
+    breakers = state.open_breakers()
+    if breakers:
+        document["breakerOpen"] = [_provider_display(manifest, b) for b in breakers]
+    return document
+
+
+def _stood_in(manifest: RunManifest, dispatches: list[Dispatch]) -> dict[str, Any]:
+    """Who a failover stand-in stood in for, with the reason recorded for it (README "Scope and spend")."""
+    stood = [
+        {
+            "workerId": f.worker_id,
+            "attempt": f.attempt,
+            "provider": _provider_display(manifest, f.provider),
+            "reason": render.oneline(f.reason),
+        }
+        for f in (d.failover_from for d in dispatches)
+        if f is not None
+    ]
+    return {"stoodInFor": stood} if stood else {}
+
+
+def _provider_display(manifest: RunManifest, provider_id: str) -> str:
+    return next((p.provider_display for p in manifest.participants if p.provider == provider_id), provider_id)
 
 
 def _served_and_denied(dispatches: list[Dispatch]) -> dict[str, Any]:

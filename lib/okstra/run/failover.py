@@ -6,8 +6,8 @@ its role is re-dispatched to the next provider of the role's fallback list
 pending attempt with its own prompt, rendered for the provider it will run on
 (so the prompt contract holds), and recorded with `failoverFrom` (the attempt it
 stands in for and that attempt's reason). A provider that hit a limit in this run
-is skipped for the rest of it (the breaker is open): `open_breakers()` reads that
-from the team state, the one record of what happened.
+is skipped for the rest of it (the breaker is open): `TeamState.open_breakers()`
+reads that from the team state, the one record of what happened.
 
 The stand-in runs as the next attempt of the run's worker on that provider when
 that worker carries the provider's model and has nothing running; otherwise as a
@@ -32,11 +32,6 @@ from okstra.model.team_state import TeamState
 from okstra.run import prompts
 
 _HEADERS = tuple(f"**{h}:**" for h in prompts.HEADERS)
-
-
-def open_breakers(state: TeamState) -> list[str]:
-    """Providers that hit a rate limit in this run, in the order they did."""
-    return list(dict.fromkeys(d.provider for d in state.dispatches if is_rate_limited(d.reason)))
 
 
 @dataclass(frozen=True)
@@ -86,7 +81,7 @@ def plan(
 ) -> FailoverPlan:
     """Decide the stand-ins and write them (prompts, team state, manifest); nothing is launched."""
     state = team_state.load(layout.team_state)
-    breakers = open_breakers(state)
+    breakers = state.open_breakers()
     stand_ins: list[StandIn] = []
     skipped: list[str] = []
     manifest_now = manifest

@@ -6,10 +6,10 @@ import pytest
 
 from okstra.core import errors, schemas
 from okstra.model import team_state
-from okstra.model.dispatch import COMPLETED, Usage
+from okstra.model.dispatch import COMPLETED, ERROR, Usage
 from okstra.model.layout import for_project, open_run
 from okstra.report import draft, render
-from okstra.run import bundle, rounds
+from okstra.run import bundle, catalog, failover, rounds
 
 CONTENT = {
     "aiHandoffSummary": "Two analysts agree.",
@@ -99,3 +99,47 @@ def test_participants_show_a_served_model_other_than_asked_and_denied_writes(pro
     assert "servedModel" not in by[("claude", "analyst")] and "deniedWrites" not in by[("claude", "analyst")]
     markdown = render.render_markdown(doc)
     assert "`gpt-5-codex` **served by `gpt-5.1-codex`**" in markdown and "| 1: Write `/p/README.md` |" in markdown
+
+
+LIMIT = "rate-limited: You've hit your usage limit | upgrade to Pro; retry after 3:00 PM"
+
+
+def _limited(run, worker):
+    d = team_state.load(run.team_state).find(worker)
+    team_state.update_dispatch(run.team_state, worker, d.attempt, lambda x: x.evolve(status=ERROR, reason=LIMIT))
+
+
+def test_a_failover_stand_in_says_whom_it_stood_in_for_and_why_and_the_breaker_is_named(project):
+    made = bundle.render(
+        project,
+        bundle.BundleRequest("demo/draft", "analysis", brief="a test task", workers=("claude", "codex"), backend="cli-wrapper"),
+    )
+    run = for_project(project).run(made.run_id)
+    _finish(run, "claude", "# A\n", Usage(100, 10, 50, 0.25))
+    _limited(run, "codex")
+    failover.plan(run, open_run(made.run_manifest_path).manifest, catalog.load(project), {"analyst": ["codex", "kimi"]})
+    _finish(run, "kimi-analyst", "# B\n", Usage(10, 1, 0, None))
+    rounds.prepare(open_run(made.run_manifest_path), "report-writer")
+    _finish(run, "claude", f"# Report\n\n```json\n{json.dumps(CONTENT)}\n```\n", Usage(1000, 100, 500, 0.5))
+    doc = draft.draft(open_run(made.run_manifest_path)).document
+    assert schemas.problems("final-report-v2.0", doc) == []
+    by = {(p.get("workerId"), p["role"]): p for p in doc["participants"]}
+    assert by[("kimi-analyst", "analyst")]["stoodInFor"] == [
+        {"workerId": "codex", "attempt": 1, "provider": "Codex", "reason": LIMIT}
+    ]
+    assert not any("stoodInFor" in by[k] for k in by if k != ("kimi-analyst", "analyst"))
+    assert doc["breakerOpen"] == ["Codex"]
+    markdown = render.render_markdown(doc)
+    assert (
+        "- **Stood in:** `kimi-analyst` (Kimi, analyst) stood in for `codex` attempt 1 (Codex), "
+        f"which hit a limit: {LIMIT}\n" in markdown
+    )
+    assert "- **Breaker open** (failover skips these providers for the rest of the run): Codex\n" in markdown
+    assert markdown.index("## Participants") < markdown.index("**Stood in:**") < markdown.index("## Decisions Required")
+
+
+def test_a_run_without_a_rate_limit_has_no_stand_in_or_breaker(project):
+    made, _ = _run_with_writer(project, json.dumps(CONTENT))
+    doc = draft.draft(open_run(made.run_manifest_path)).document
+    assert "breakerOpen" not in doc and not any("stoodInFor" in p for p in doc["participants"])
+    assert "Stood in" not in render.render_markdown(doc) and "Breaker open" not in render.render_markdown(doc)

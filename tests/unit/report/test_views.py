@@ -248,3 +248,29 @@ def test_an_output_onto_a_sidecar_a_state_file_or_outside_the_runs_reports_is_re
 def test_an_output_inside_the_runs_reports_folder_is_written(project):
     data = _place(project)
     assert views.render_view(project, str(data), f"{REPORTS}/copy.html").output == project / REPORTS / "copy.html"
+
+
+def test_a_failover_stand_in_and_the_open_breakers_are_said_under_the_participants(project):
+    doc = reportfix.example("analysis")
+    reason = "rate-limited: <b>quota</b> & more"
+    doc["participants"][1]["stoodInFor"] = [{"workerId": "codex", "attempt": 2, "provider": "Codex", "reason": reason}]
+    doc["breakerOpen"] = ["Codex"]
+    text = views.render_view(project, str(_place(project, "analysis", doc))).output.read_text()
+    section = text[
+        text.index('<section id="participants">') : text.index("</section>", text.index('<section id="participants">'))
+    ]
+    who = doc["participants"][1]["workerId"]
+    assert (
+        f'<li class="stood-in"><strong>Stood in:</strong> <span class="mono">{who}</span> (Claude Code, analyst) stood in for '
+        f'<span class="mono">codex</span> attempt 2 (Codex), which hit a limit: {html.escape(reason)}</li>'
+    ) in section
+    assert "<b>quota</b>" not in text
+    assert (
+        '<li class="breaker"><strong>Breaker open</strong> (failover skips these providers for the rest of the run): Codex</li>'
+        in section
+    )
+
+
+def test_a_report_without_a_failover_has_no_failover_list(project):
+    text = views.render_view(project, str(_place(project, "analysis"))).output.read_text()
+    assert 'id="failover"' not in text
