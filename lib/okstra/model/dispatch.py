@@ -36,8 +36,9 @@ def rate_limited_reason(provider_text: str | None, retry_after: str | None = Non
 
 
 def is_rate_limited(reason: str | None) -> bool:
-    """True when a recorded reason is of the `rate-limited` class."""
-    return bool(reason) and (reason == RATE_LIMITED or str(reason).startswith(RATE_LIMITED + ":"))
+    """True when a recorded reason is of the `rate-limited` class: any reason `rate_limited_reason`
+    writes, including one with a retry-after and no provider text (`rate-limited; retry after …`)."""
+    return bool(reason) and (reason == RATE_LIMITED or str(reason).startswith((RATE_LIMITED + ":", RATE_LIMITED + ";")))
 
 
 def is_terminal(status: str) -> bool:
