@@ -83,6 +83,15 @@ def test_find_gives_the_newest_attempt_or_the_one_asked_for():
     assert state.find("a", 1) == a1
 
 
+def test_the_open_breakers_are_the_providers_that_hit_a_limit_in_the_order_they_did():
+    codex = Dispatch("codex-analyst", "analyst", "codex", "m", status=ERROR, reason="rate-limited: 429")
+    claude = Dispatch("claude-analyst", "analyst", "claude", "m", status=ERROR, reason="rate-limited; retry after 1m")
+    grok = Dispatch("grok-analyst", "analyst", "grok", "m", status=ERROR, reason="provider exited 1: rate-limited?")
+    again = codex.evolve(worker_id="codex-critic", role="critic")
+    assert _state(codex, grok, claude, again).open_breakers() == ["codex", "claude"]
+    assert _state(grok).open_breakers() == []
+
+
 def test_finding_an_unknown_worker_is_refused_naming_the_known_ones():
     state = _state(Dispatch("b", "analyst", "codex", "m"), Dispatch("a", "analyst", "claude", "m"))
     with pytest.raises(StateError) as refused:
