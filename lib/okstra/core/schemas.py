@@ -38,9 +38,14 @@ def _message(error: Any) -> str:
     return error.message
 
 
+def _position(path: Any) -> list[tuple[int, str]]:
+    """A JSON path as a sort key: list items by their index (`[2]` before `[10]`), keys by name."""
+    return [(part, "") if isinstance(part, int) else (-1, str(part)) for part in path]
+
+
 def problems(name: str, document: Any) -> list[str]:
     """Every violation, one `<json path>: <message>` line each, in document order."""
-    found = sorted(validator(name).iter_errors(document), key=lambda e: (list(map(str, e.absolute_path)), e.message))
+    found = sorted(validator(name).iter_errors(document), key=lambda e: (_position(e.absolute_path), e.message))
     return [f"{e.json_path}: {_message(e)}" for e in found]
 
 
