@@ -101,3 +101,15 @@ def test_importing_the_module_does_not_load_jsonschema_until_a_document_is_check
         [sys.executable, "-c", code], env={"PYTHONPATH": str(LIB)}, capture_output=True, text=True, check=True
     ).stdout
     assert out.split() == ["False", "True"]
+
+
+def test_problems_in_a_list_come_in_the_order_of_its_items_not_of_their_digits(manifest_doc):
+    first = manifest_doc["participants"][0]
+    manifest_doc["participants"] = [dict(first, workerId=f"w{n}") for n in range(12)]
+    for n in (10, 2, 11):
+        manifest_doc["participants"][n]["workerId"] = "Bad"
+    assert [line.split(":")[0] for line in schemas.problems("run-manifest", manifest_doc)] == [
+        "$.participants[2].workerId",
+        "$.participants[10].workerId",
+        "$.participants[11].workerId",
+    ]
