@@ -41,7 +41,10 @@
       answers: answers, planDecision: null, analysisReview: null, directionSelection: null, reportAuthoring: null
     };
     if (d.planDecision && value("plan-status") !== "") {
-      obj.planDecision = {status: value("plan-status"), option: orNull(value("plan-option")), reason: orNull(value("plan-reason"))};
+      obj.planDecision = {
+        status: value("plan-status"), option: orNull(value("plan-option")), reason: orNull(value("plan-reason")),
+        planSha256: meta.sourceDataSha256  // the decision is about the plan data this page shows (DESIGN §9)
+      };
     }
     if (d.analysisReview && value("review-status") !== "") {
       obj.analysisReview = {status: value("review-status"), notes: orNull(value("review-notes"))};

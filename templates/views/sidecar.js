@@ -7,7 +7,7 @@
  * obj = {
  *   meta: {taskKey, taskType, reportNumber, runId, sourceReport, createdAt},
  *   answers: [{questionId, question, answer, recordedBy}],   // recordedBy: "user" | "relayed-by-lead"
- *   planDecision: {status, option, reason} | null,
+ *   planDecision: {status, option, reason, planSha256?} | null,   // planSha256: the plan data the page showed
  *   analysisReview: {status, notes} | null,
  *   directionSelection: {optionId, optionName, notes} | null,
  *   reportAuthoring: {status, reason} | null
@@ -130,14 +130,17 @@ function okstraSerializeSidecar(obj) {
   }
   var pd = obj.planDecision, ar = obj.analysisReview, ds = obj.directionSelection, ra = obj.reportAuthoring;
   if (pd !== undefined && pd !== null) {
-    object(pd, "planDecision", ["status", "option", "reason"], ["status"]);
+    object(pd, "planDecision", ["status", "option", "reason", "planSha256"], ["status"]);
     var st = status(pd.status, ["approved", "revision-requested", "rejected"], "plan decision status");
     var opt = str(pd.option, "plan decision option", {optional: true});
     if (opt !== null) opt = optionId(opt, "plan decision option");
     if (st === "approved" && opt === null) fail("plan decision option", "an approved plan must name the option it approves");
     var reason = str(pd.reason, "plan decision reason", {optional: true});
     if (st !== "approved" && (reason === null || isBlank(reason))) fail("plan decision reason", "required when the status is " + st);
-    block("PLAN DECISION", ["status", "option", "reason"], [st, opt, reason]);
+    var sha = str(pd.planSha256, "plan decision plan-sha256", {optional: true});
+    if (sha !== null) match(sha, /^[0-9a-f]{64}$/, "plan decision plan-sha256");
+    if (sha === null) block("PLAN DECISION", ["status", "option", "reason"], [st, opt, reason]);
+    else block("PLAN DECISION", ["status", "option", "reason", "plan-sha256"], [st, opt, reason, sha]);
   }
   if (ar !== undefined && ar !== null) {
     object(ar, "analysisReview", ["status", "notes"], ["status"]);

@@ -2,6 +2,7 @@
 # shellcheck disable=SC2154,SC2030,SC2031  # bats sets $stderr and $stderr_lines; each test sets its own PATH
 
 load test_helper
+load scope_helper
 
 setup() { okstra_setup; }
 
@@ -255,4 +256,25 @@ teardown() {
   assert_success
   [ "$stderr" = "" ]
   [ "$(cat "$PROJECT/.git/info/exclude")" = "$exclude_before" ]
+}
+
+@test "refuses a stage whose plan changed after the user approved it, naming the plan, writing nothing" {
+  git_project
+  approved_plan
+  python3 - "${PLAN%.md}.data.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["implementationPlanning"]["stageMap"][0]["plannedPaths"] = ["**"]
+json.dump(d, open(sys.argv[1], "w"))
+PY
+  before=$(tree_snapshot "$PROJECT")
+  run --separate-stderr render-bundle --task-key feature/rate-limit --task-type implementation --workers codex \
+    --executor codex --stage 1 --plan "$PLAN"
+  assert_failure 2
+  [ "${#stderr_lines[@]}" -eq 1 ]
+  [[ "$stderr" == "render-bundle: the plan '$PLAN' changed after approval: "*"; ask the user to review the plan and approve it again"* ]]
+  [ "$(tree_snapshot "$PROJECT")" = "$before" ]
+  user-response-write --report "$PLAN" --answers '{}' --plan-decision '{"status": "approved", "option": "A"}' >/dev/null
+  stage_run
+  grep -q '"\*\*"' .okstra/active-run.json
 }

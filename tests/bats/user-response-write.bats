@@ -104,6 +104,12 @@ refuse() {
   [[ "$stderr" == *"PLAN DECISION: recorded"* ]]
 }
 
+@test "a plan decision records the sha256 of the plan's data it decides" {
+  user-response-write --report "$REPORT" --answers '{}' --plan-decision '{"status": "approved", "option": "B"}' >/dev/null
+  sum=$(sha256sum "${REPORT%.md}.data.json" | cut -d' ' -f1)
+  grep -qx -- "- plan-sha256: \"$sum\"" "$SIDECAR"
+}
+
 @test "inside a Claude Code session every decision is refused and nothing changes" {
   user-response-write --report "$REPORT" --answers '{"Q1": "120"}'
   local before block

@@ -211,6 +211,41 @@ def render_deputies(base: Path, env: dict[str, str], tally) -> None:
                 target.write_bytes(before)
 
 
+def plan_tamper(base: Path, env: dict[str, str], tally) -> None:
+    """The lead widens an approved plan's data (stage 1 may write `**`) and renders the stage:
+    render-bundle refuses a plan changed after the user approved it (DESIGN §9)."""
+    import shutil
+
+    from fixtures.reports import reportfix
+
+    project = base / "plan-tamper"
+    project.mkdir()
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    layout, _ = make_run(project, task_type="implementation-planning", run_number=2, activate=False)
+    data = layout.report_data("implementation-planning", 1)
+    shutil.copy(reportfix.HERE / "implementation-planning.data.json", data)
+    plan = layout.relative(layout.report_markdown("implementation-planning", 1))
+    layout.report_markdown("implementation-planning", 1).write_text("# plan\n")
+    penv = {**env, "OKSTRA_PROJECT_ROOT": str(project), "PATH": f"{FAKES}:{env['PATH']}"}
+    approve = [
+        "user-response-write",
+        "--report",
+        plan,
+        "--answers",
+        "{}",
+        "--plan-decision",
+        '{"status":"approved","option":"A"}',
+    ]
+    subprocess.run(approve, cwd=project, env=penv, capture_output=True, check=True)
+    doc = json.loads(data.read_text())
+    doc["implementationPlanning"]["stageMap"][0]["plannedPaths"] = ["**"]
+    data.write_text(json.dumps(doc))
+    stage = ["render-bundle", "--task-key", "feature/rate-limit", "--task-type", "implementation", "--workers", "codex"]
+    done = _cmd(tally, "render-bundle --stage of a widened plan", [*stage, "--stage", "1", "--plan", plan], cwd=project, env=penv)
+    if done.returncode == 0:
+        tally.bypasses.append("render-bundle rendered a stage from a plan changed after the user approved it")
+
+
 def _strays() -> list[int]:
     found = []
     for name in os.listdir("/proc"):
@@ -309,5 +344,6 @@ def _bundle(project: Path, workers: str, env: dict[str, str]) -> Path:
 def run_all(base: Path, env: dict[str, str], tally, *, quick: bool) -> None:
     bad_input(base, env, tally)
     deputies(base, env, tally)
+    plan_tamper(base, env, tally)
     disk_full(base, env, tally)
     processes(base, env, tally, quick=quick)

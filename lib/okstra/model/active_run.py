@@ -16,6 +16,7 @@ import posix
 
 from okstra.core import fastfs, jsonlite
 from okstra.core.errors import StateError
+from okstra.core.seal import sha256_hex
 
 ACTIVE_RUN_FILE = ".okstra/active-run.json"
 # The second signal of an active run (DESIGN §10): written beside the pointer by the one
@@ -289,14 +290,6 @@ def present(path: str) -> bool:
     except (OSError, ValueError):
         return True
     return True
-
-
-def sha256_hex(data: bytes) -> str:
-    try:
-        from _sha256 import sha256  # the C module alone: hashlib costs ~5 ms (DESIGN §13)
-    except ImportError:  # pragma: no cover - other builds
-        from hashlib import sha256
-    return sha256(data).hexdigest()
 
 
 def _verify_seal(data: bytes, seal: str, path: str) -> None:

@@ -47,6 +47,7 @@ _TASK_TYPE = re.compile(r"[a-z][a-z0-9-]{0,63}")
 _RUN_ID = re.compile(r"[a-z0-9][a-z0-9_-]{0,199}(\.[a-z0-9_-]+)*")
 QUESTION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 OPTION_ID = re.compile(r"[A-Z][A-Z0-9-]{0,15}")
+SHA256 = re.compile(r"[0-9a-f]{64}")
 _ASCII_SPACE = " \t\n\r\f\v"
 _SPACE_RUN = re.compile(r"[ \t\n\r\f\v]+")
 _ID_SEPARATORS = re.compile(r"[ \t\n\r\f\v_]+")
@@ -209,9 +210,14 @@ class Answer:
 
 @dataclass(frozen=True)
 class PlanDecision:
+    """The user's decision on an implementation plan. `plan_sha256` binds it to the plan's
+    data file as it was when the user decided (DESIGN §9): the recording command sets it,
+    and render-bundle --stage refuses a plan whose data no longer has it."""
+
     status: str
     option: str | None = None
     reason: str | None = None
+    plan_sha256: str | None = None
 
     def __post_init__(self) -> None:
         _need_status(self.status, PLAN_STATUSES, "plan decision status")
@@ -224,6 +230,8 @@ class PlanDecision:
         _need_str(self.reason, "plan decision reason", optional=True)
         if self.status != "approved" and (self.reason is None or not self.reason.strip(_ASCII_SPACE)):
             raise InputError(f"plan decision reason: required when the status is {self.status}")
+        if self.plan_sha256 is not None:
+            _need_match(self.plan_sha256, SHA256, "plan decision plan-sha256", "64 lower-case hex digits")
 
 
 @dataclass(frozen=True)
@@ -335,7 +343,7 @@ class Responses:
                 {"questionId": a.question_id, "question": a.question, "answer": a.answer, "recordedBy": a.recorded_by}
                 for a in self.answers
             ],
-            "planDecision": None if pd is None else {"status": pd.status, "option": pd.option, "reason": pd.reason},
+            "planDecision": None if pd is None else _plan_dict(pd),
             "analysisReview": None if ar is None else {"status": ar.status, "notes": ar.notes},
             "directionSelection": None
             if ds is None
@@ -343,6 +351,11 @@ class Responses:
             "reportAuthoring": None if ra is None else {"status": ra.status, "reason": ra.reason},
             **extra,
         }
+
+
+def _plan_dict(pd: PlanDecision) -> dict[str, Any]:
+    extra = {} if pd.plan_sha256 is None else {"planSha256": pd.plan_sha256}
+    return {"status": pd.status, "option": pd.option, "reason": pd.reason, **extra}
 
 
 # ---------------------------------------------------------------- serializer
@@ -358,6 +371,9 @@ _BLOCK_FIELDS = {
     REPORT_AUTHORING: ("status", "reason"),
     SCOPE_WAIVER: ("stage", "paths", "reason"),
 }
+# A field written after a block's fields only when it has a value (so a sidecar written
+# before it existed reads back, and re-serializes, unchanged).
+_TRAILING_FIELD = {PLAN_DECISION: "plan-sha256"}
 
 
 def _value(value: str | int | None) -> str:
@@ -374,7 +390,7 @@ def _fields(pairs: list[tuple[str, str | int | None]]) -> list[str]:
 
 def _block_values(responses: Responses, name: str) -> list[str | None] | None:
     if name == PLAN_DECISION and (pd := responses.plan_decision) is not None:
-        return [pd.status, pd.option, pd.reason]
+        return [pd.status, pd.option, pd.reason] + ([pd.plan_sha256] if pd.plan_sha256 is not None else [])
     if name == ANALYSIS_REVIEW and (ar := responses.analysis_review) is not None:
         return [ar.status, ar.notes]
     if name == DIRECTION_SELECTION and (ds := responses.direction_selection) is not None:
@@ -402,13 +418,14 @@ def serialize(responses: Responses) -> str:
         values = _block_values(responses, name)
         if values is not None:
             lines += ["", f"## {name}", ""]
-            lines += _fields(list(zip(_BLOCK_FIELDS[name], values, strict=True)))
+            names = _BLOCK_FIELDS[name] + ((_TRAILING_FIELD[name],) if len(values) > len(_BLOCK_FIELDS[name]) else ())
+            lines += _fields(list(zip(names, values, strict=True)))
     return "\n".join(lines) + "\n"
 
 
 # ---------------------------------------------------------------- parser
 
-_FIELD = re.compile(r"^- ([a-z][a-z-]*): (.*)$")
+_FIELD = re.compile(r"^- ([a-z][a-z0-9-]*): (.*)$")
 
 
 class _Lines:
@@ -517,7 +534,12 @@ def parse(text: str, source: str) -> Responses:
         if name in blocks or name not in order:
             raise lines.error(lineno, f"'## {name}' appears twice or out of order (order: {', '.join(BLOCKS)})")
         del order[: order.index(name) + 1]
-        fields, numbers = _read_fields(lines, _BLOCK_FIELDS[name], f"'## {name}'")
+        names = _BLOCK_FIELDS[name]
+        trailing = _TRAILING_FIELD.get(name)
+        if trailing and len(lines.items) > lines.pos + len(names):
+            if lines.items[lines.pos + len(names)][1].startswith(f"- {trailing}: "):
+                names = names + (trailing,)
+        fields, numbers = _read_fields(lines, names, f"'## {name}'")
         blocks[name] = _build(lines, lineno, numbers, _make_block, name, fields)
     return Responses(
         meta,
@@ -532,7 +554,7 @@ def parse(text: str, source: str) -> Responses:
 
 def _make_block(name: str, f: dict[str, Any]) -> Any:
     if name == PLAN_DECISION:
-        return PlanDecision(f["status"], f["option"], f["reason"])
+        return PlanDecision(f["status"], f["option"], f["reason"], f.get("plan-sha256"))
     if name == ANALYSIS_REVIEW:
         return AnalysisReview(f["status"], f["notes"])
     if name == DIRECTION_SELECTION:
@@ -558,9 +580,13 @@ def _obj(value: Any, where: str, keys: tuple[str, ...], required: tuple[str, ...
     return value
 
 
-def plan_decision_from(obj: Any, where: str = "planDecision") -> PlanDecision:
-    o = _obj(obj, where, ("status", "option", "reason"), ("status",))
-    return PlanDecision(o["status"], o.get("option"), o.get("reason"))
+def plan_decision_from(obj: Any, where: str = "planDecision", *, bound: bool = True) -> PlanDecision:
+    """A plan decision object. The HTML view's export carries `planSha256` (the sha256 of
+    the data the page showed, `bound`); a decision typed at the terminal may not: the
+    recording command binds it to the plan's data itself (DESIGN §9)."""
+    keys = ("status", "option", "reason") + (("planSha256",) if bound else ())
+    o = _obj(obj, where, keys, ("status",))
+    return PlanDecision(o["status"], o.get("option"), o.get("reason"), o.get("planSha256"))
 
 
 def analysis_review_from(obj: Any, where: str = "analysisReview") -> AnalysisReview:

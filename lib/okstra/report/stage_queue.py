@@ -196,7 +196,7 @@ def approved_stage(root: Path, task_key: TaskKey, plan_arg: str, n: int) -> Plan
     render-bundle --stage N --plan PLAN (DESIGN §7).
 
     The plan is an implementation-planning report of the same task whose sidecar
-    holds an approved PLAN DECISION; its stage map names the stage's title and
+    holds an approved PLAN DECISION bound to the plan's data as it still is (DESIGN §9); its stage map names the stage's title and
     planned paths; the task's consumer log gives the base commit (the head of the
     dependency recorded done last; with no dependency, the project's HEAD, which
     stage-check compares against, DESIGN §10).
@@ -209,14 +209,7 @@ def approved_stage(root: Path, task_key: TaskKey, plan_arg: str, n: int) -> Plan
             f"--plan {plan_arg!r} is a {plan.task_type} report of {plan.task_key}",
             hint=f"name an implementation-planning report of {task_key}",
         )
-    responses = user_response.read_sidecar(plan)
-    decision = responses.plan_decision if responses is not None else None
-    if decision is None or decision.status != "approved":
-        state = "has no PLAN DECISION" if decision is None else f"says {decision.status}"
-        raise RefusedError(
-            f"the plan {plan_arg!r} is not approved: its sidecar {plan.run.relative(plan.sidecar)} {state}",
-            hint="the user approves it in the report's HTML view or with user-response-write --plan-decision",
-        )
+    user_response.approved_plan(plan, plan_arg)
     stages = stage_map.load(plan.markdown, root=root)
     row = stages.row(n)
     base = base_commit_for(for_project(root), task_key, stages, n) or git.head(root)

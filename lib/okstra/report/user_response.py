@@ -17,11 +17,11 @@ from __future__ import annotations
 import re
 import stat
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from okstra.core import fsio, paths
+from okstra.core import fsio, paths, seal
 from okstra.core.clock import now_iso
 from okstra.core.errors import InputError, RefusedError, StateError
 from okstra.model.layout import OKSTRA_DIR, Run, RunLayout, data_of, for_project, markdown_of, report_stem
@@ -189,6 +189,49 @@ def load_report(root: Path, value: str) -> ReportRef:
     )
 
 
+def plan_sha256(ref: ReportRef) -> str:
+    """The sha256 of the report's data file as it is now: what a plan decision binds to."""
+    try:
+        return seal.sha256_hex(fsio.read_bytes(ref.data))
+    except OSError as exc:
+        raise InputError(f"{ref.run.relative(ref.data)}: cannot read the report data: {exc.strerror}") from None
+
+
+PLAN_CHANGED_HINT = (
+    "ask the user to review the plan and approve it again "
+    "(user-response-write --plan-decision in their terminal, or the report's HTML view)"
+)
+
+
+def approved_plan(ref: ReportRef, shown: str) -> sc.PlanDecision:
+    """The approved PLAN DECISION of `ref`, refused (RefusedError) unless the user approved it
+    and the plan's data is still, byte for byte, what they approved (DESIGN §9): a plan
+    changed after approval, or approved before approvals were bound to the data (no
+    plan-sha256: what was approved cannot be shown), must be approved again."""
+    responses = read_sidecar(ref)
+    decision = responses.plan_decision if responses is not None else None
+    sidecar = ref.run.relative(ref.sidecar)
+    if decision is None or decision.status != "approved":
+        state = "has no PLAN DECISION" if decision is None else f"says {decision.status}"
+        raise RefusedError(
+            f"the plan {shown!r} is not approved: its sidecar {sidecar} {state}",
+            hint="the user approves it in the report's HTML view or with user-response-write --plan-decision",
+        )
+    data = ref.run.relative(ref.data)
+    if decision.plan_sha256 is None:
+        raise RefusedError(
+            f"the plan {shown!r} was approved without binding the approval to its data ({sidecar} has no plan-sha256), "
+            f"so okstra cannot show that {data} is what the user approved",
+            hint=PLAN_CHANGED_HINT,
+        )
+    if decision.plan_sha256 != plan_sha256(ref):
+        raise RefusedError(
+            f"the plan {shown!r} changed after approval: {data} no longer has the sha256 the approval in {sidecar} recorded",
+            hint=PLAN_CHANGED_HINT,
+        )
+    return decision
+
+
 def read_sidecar(ref: ReportRef) -> sc.Responses | None:
     path = ref.sidecar
     if not path.exists():
@@ -332,7 +375,7 @@ def write(
     """Merge into the report's sidecar under its lock; every argument is checked first."""
     ref = load_report(root, report)
     decisions = Decisions(
-        _block(plan_decision, "--plan-decision", sc.plan_decision_from),
+        _block(plan_decision, "--plan-decision", lambda doc, where: sc.plan_decision_from(doc, where, bound=False)),
         _block(analysis_review, "--analysis-review", sc.analysis_review_from),
         _block(direction_selection, "--direction-selection", sc.direction_selection_from),
         _block(report_authoring, "--report-authoring", sc.report_authoring_from),
@@ -381,6 +424,10 @@ def record(
     path = ref.sidecar
     source_report = ref.run.relative(ref.markdown)
     with fsio.locked(path):
+        if decisions.plan_decision is not None and decisions.plan_decision.plan_sha256 is None:
+            # Typed at the terminal: the decision is about the plan as it is now (DESIGN §9).
+            bound = replace(decisions.plan_decision, plan_sha256=plan_sha256(ref))
+            decisions = replace(decisions, plan_decision=bound)
         existing = read_sidecar(ref)
         if existing is None:
             meta = sc.SidecarMeta(
@@ -522,6 +569,17 @@ def check_against_report(ref: ReportRef, responses: sc.Responses, text: str, sho
     except InputError as exc:
         block = exc.message.split(":", 1)[0]
         raise refuse(_line_of(text, "- option", _line_of(text, f"## {block}")), exc.message, exc.hint) from None
+    plan = decisions.plan_decision
+    if plan is not None and plan.plan_sha256 != plan_sha256(ref):
+        where = _line_of(text, f"## {sc.PLAN_DECISION}")
+        if plan.plan_sha256 is None:
+            raise refuse(where, "the PLAN DECISION does not name the plan data it decides (no plan-sha256)")
+        raise refuse(
+            _line_of(text, "- plan-sha256:", where),
+            f"the plan changed after this page was rendered: {ref.run.relative(ref.data)} no longer has the "
+            "sha256 the PLAN DECISION names",
+            hint=f"render the view again (render-report-views {ref.run.relative(ref.markdown)}) and decide on the plan as it is now",
+        )
     return pairs
 
 

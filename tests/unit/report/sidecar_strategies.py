@@ -63,9 +63,16 @@ answer_lists = st.lists(
     st.tuples(question_ids, free_text, free_text, st.sampled_from(sc.RECORDERS)), max_size=6, unique_by=lambda t: t[0]
 ).map(lambda rows: tuple(sc.Answer(*row) for row in rows))
 
+plan_hashes = st.none() | st.text(alphabet="0123456789abcdef", min_size=64, max_size=64)
 plan_decisions = st.one_of(
-    st.builds(sc.PlanDecision, st.just("approved"), raw_option_ids, optional_text),
-    st.builds(sc.PlanDecision, st.sampled_from(["revision-requested", "rejected"]), st.none() | raw_option_ids, nonblank_text),
+    st.builds(sc.PlanDecision, st.just("approved"), raw_option_ids, optional_text, plan_hashes),
+    st.builds(
+        sc.PlanDecision,
+        st.sampled_from(["revision-requested", "rejected"]),
+        st.none() | raw_option_ids,
+        nonblank_text,
+        plan_hashes,
+    ),
 )
 analysis_reviews = st.one_of(
     st.builds(sc.AnalysisReview, st.just("accepted"), optional_text),

@@ -46,7 +46,8 @@ def test_no_value_changes_the_number_of_headings_or_lines(r):
     text = sc.serialize(r)
     headings = [line for line in text.split("\n") if line.startswith("#")]
     assert len(headings) == _expected_structure(r)
-    fields_per_block = 6 + 3 * len(r.answers) + sum(len(sc._BLOCK_FIELDS[b]) for b in r.blocks()[1:])
+    bound = r.plan_decision is not None and r.plan_decision.plan_sha256 is not None
+    fields_per_block = 6 + 3 * len(r.answers) + sum(len(sc._BLOCK_FIELDS[b]) for b in r.blocks()[1:]) + bound
     assert len([line for line in text.split("\n") if line.startswith("- ")]) == fields_per_block
     # every field line is '- name: ' + one literal; the literal never holds a raw newline
     for line in text.split("\n"):
@@ -231,3 +232,35 @@ def test_the_export_object_maps_to_the_same_record():
 def test_malformed_export_objects_are_refused(obj):
     with pytest.raises(InputError):
         sc.responses_from_export_object(obj)
+
+
+PLAN_SHA = "0123456789abcdef" * 4
+
+
+def test_a_plan_decision_carries_the_sha256_of_the_plan_it_decides():
+    r = sc.Responses(META, plan_decision=sc.PlanDecision("approved", "B", None, PLAN_SHA))
+    text = sc.serialize(r)
+    assert text.endswith('- reason: null\n- plan-sha256: "' + PLAN_SHA + '"\n')
+    assert sc.parse(text, "x.md").plan_decision.plan_sha256 == PLAN_SHA
+    assert sc.responses_from_export_object(r.to_dict()) == r
+
+
+def test_a_plan_decision_written_before_the_binding_reads_back_unbound_and_unchanged():
+    legacy = sc.serialize(sc.Responses(META, plan_decision=sc.PlanDecision("approved", "B")))
+    assert "plan-sha256" not in legacy
+    parsed = sc.parse(legacy, "x.md")
+    assert parsed.plan_decision.plan_sha256 is None and sc.serialize(parsed) == legacy
+
+
+@pytest.mark.parametrize("bad", ["abc", PLAN_SHA.upper(), PLAN_SHA + "0", ""])
+def test_a_plan_sha256_that_is_not_64_lower_case_hex_digits_is_refused(bad):
+    with pytest.raises(InputError, match="plan-sha256"):
+        sc.PlanDecision("approved", "B", None, bad)
+    text = sc.serialize(sc.Responses(META, plan_decision=sc.PlanDecision("approved", "B", None, PLAN_SHA)))
+    with pytest.raises(InputError, match=r"x.md:\d+: .*plan-sha256"):
+        sc.parse(text.replace(PLAN_SHA, bad), "x.md")
+
+
+def test_a_typed_plan_decision_may_not_name_its_own_plan_sha256():
+    with pytest.raises(InputError, match="unknown field"):
+        sc.plan_decision_from({"status": "approved", "option": "B", "planSha256": PLAN_SHA}, "--plan-decision", bound=False)

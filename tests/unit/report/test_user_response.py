@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -54,7 +56,8 @@ def test_write_merges_answers_and_blocks_and_keeps_the_creation_time(project, re
     )
     r = sc.parse(layout.sidecar("implementation-planning", 1).read_text(encoding="utf-8"), "s")
     assert [a.question_id for a in r.answers] == ["Q1", "Q2"]  # the report's order
-    assert r.plan_decision == sc.PlanDecision("approved", "A")
+    data_sha = hashlib.sha256(layout.report_data("implementation-planning", 1).read_bytes()).hexdigest()
+    assert r.plan_decision == sc.PlanDecision("approved", "A", plan_sha256=data_sha)  # bound to the plan's data
     assert r.report_authoring.reason == "writer failed twice"
     assert r.meta.created_at == first.meta.created_at
     assert result.unanswered == () and result.blocks == ("ANSWERS", "PLAN DECISION", "REPORT AUTHORING")
@@ -245,6 +248,10 @@ def _export(layout, rel, tmp_path, *, name="user-response-implementation-plannin
     responses = sc.Responses(
         meta, (sc.Answer("Q1", q1, "90\n# not a heading", sc.USER), sc.Answer("Q2", "Which tier?", "paid", sc.USER)), **blocks
     )
+    if responses.plan_decision is not None and responses.plan_decision.plan_sha256 is None:
+        # The view's Export names the plan data the page showed (DESIGN §9).
+        shown = hashlib.sha256(layout.report_data("implementation-planning", 1).read_bytes()).hexdigest()
+        responses = replace(responses, plan_decision=replace(responses.plan_decision, plan_sha256=shown))
     path = tmp_path / "downloads" / name
     path.parent.mkdir(exist_ok=True)
     path.write_text(sc.serialize(responses), encoding="utf-8")
@@ -310,6 +317,38 @@ def test_a_bad_export_is_refused_naming_the_line_and_the_sidecar_never_changes(p
     with pytest.raises(InputError) as err:
         user_response.import_export(project, export, "e.md", rel, sc.USER)
     assert words in str(err.value) and "\n" not in str(err.value)
+    assert tree_snapshot(project) == before
+
+
+def test_an_export_deciding_on_a_plan_that_changed_since_the_page_was_rendered_is_refused(project, report, tmp_path):
+    layout, rel = report
+    export = _export(layout, rel, tmp_path, plan_decision=sc.PlanDecision("approved", "B"))
+    data = layout.report_data("implementation-planning", 1)
+    data.write_text(data.read_text().replace("api/limiter/**", "**"))
+    before = tree_snapshot(project)
+    with pytest.raises(InputError, match=r"e.md:31: the plan changed after this page was rendered") as err:
+        user_response.import_export(project, export, "e.md", rel, sc.USER)
+    assert "render the view again" in str(err.value)
+    assert tree_snapshot(project) == before
+
+
+def test_an_export_whose_plan_decision_names_no_plan_data_is_refused(project, report, tmp_path):
+    layout, rel = report
+    export = _export(layout, rel, tmp_path, plan_decision=sc.PlanDecision("approved", "B"))
+    text = export.read_text()
+    export.write_text("".join(line for line in text.splitlines(keepends=True) if not line.startswith("- plan-sha256:")))
+    before = tree_snapshot(project)
+    with pytest.raises(InputError, match="does not name the plan data it decides"):
+        user_response.import_export(project, export, "e.md", rel, sc.USER)
+    assert tree_snapshot(project) == before
+
+
+def test_a_typed_plan_decision_is_bound_by_the_command_never_by_its_input(project, report, capsys):
+    layout, rel = report
+    decision = '{"status": "approved", "option": "A", "planSha256": "' + "0" * 64 + '"}'
+    before = tree_snapshot(project)
+    assert user_response_write.main(["--report", rel, "--answers", "{}", "--plan-decision", decision]) == 2
+    assert "unknown field(s) planSha256" in capsys.readouterr().err
     assert tree_snapshot(project) == before
 
 

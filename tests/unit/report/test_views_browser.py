@@ -7,6 +7,7 @@ is downloaded. A missing chromium or playwright is a failure, not a skip.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -115,7 +116,7 @@ def _export(page) -> tuple[str, bytes]:
     return download.suggested_filename, Path(download.path()).read_bytes()
 
 
-def test_export_writes_the_same_bytes_as_the_python_serializer(page):
+def test_export_writes_the_same_bytes_as_the_python_serializer(page, project):
     page.fill("#answer-Q1", MULTILINE)
     page.select_option("#answer-Q2", "per client IP")
     page.fill("#answer-Q4", "<script>alert(1)</script>")
@@ -148,7 +149,8 @@ def test_export_writes_the_same_bytes_as_the_python_serializer(page):
             sidecar.Answer("Q2", "Limit per key or per IP?", "per client IP", sidecar.USER),
             sidecar.Answer("Q4", f"Is {HOSTILE} escaped in questions?", "<script>alert(1)</script>", sidecar.USER),
         ),
-        plan_decision=sidecar.PlanDecision("approved", "B", "Simpler.\n- two commands\n# enough"),
+        # The decision names the plan data the page showed (DESIGN §9).
+        plan_decision=sidecar.PlanDecision("approved", "B", "Simpler.\n- two commands\n# enough", _data_sha256(project)),
         analysis_review=sidecar.AnalysisReview("changes-requested", "Check /health > 90/min\nthen retry"),
         direction_selection=sidecar.DirectionSelection(
             "A", "Token bucket in Redis (Lua script)", "  keep the Lua script small  "
@@ -157,6 +159,11 @@ def test_export_writes_the_same_bytes_as_the_python_serializer(page):
     )
     assert got == sidecar.serialize(expected).encode("utf-8")
     assert page.dialogs == []
+
+
+def _data_sha256(project):
+    data = project / ".okstra/runs/feature--rate-limit--r002/reports/final-report-implementation-planning-001.data.json"
+    return hashlib.sha256(data.read_bytes()).hexdigest()
 
 
 def test_an_empty_form_is_not_exported(page):

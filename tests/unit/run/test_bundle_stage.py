@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import tree_snapshot
 from okstra.commands import render_bundle
 from okstra.core import errors
 from okstra.model import active_run
@@ -74,6 +75,52 @@ def test_a_stage_whose_dependency_is_not_done_is_refused_and_nothing_written(pro
 def test_a_plan_without_an_approved_decision_is_refused(project, decision):
     plan = _plan(project, approve=decision)
     with pytest.raises(errors.RefusedError, match="is not approved"):
+        _stage(project, 1, plan)
+    assert not active_run.path_for(project).exists()
+
+
+def _widen(project: Path) -> None:
+    """Edit the approved plan's data: stage 1 may now write everywhere."""
+    data = for_project(project).run("feature--rate-limit--r002").report_data("implementation-planning", 1)
+    doc = json.loads(data.read_text())
+    doc["implementationPlanning"]["stageMap"][0]["plannedPaths"] = ["**"]
+    data.write_text(json.dumps(doc))
+
+
+def test_a_plan_changed_after_approval_is_refused_and_nothing_written(project):
+    plan = _plan(project)
+    _widen(project)
+    before = tree_snapshot(project)
+    with pytest.raises(errors.RefusedError) as refused:
+        _stage(project, 1, plan)
+    assert "changed after approval" in str(refused.value) and "approve it again" in str(refused.value)
+    assert "\n" not in str(refused.value)
+    assert tree_snapshot(project) == before
+
+
+def test_the_command_names_the_plan_file_in_one_line_and_exits_2(project, capsys):
+    plan = _plan(project)
+    _widen(project)
+    argv = ["--task-key", KEY, "--task-type", "implementation", "--workers", "claude", "--backend", "cli-wrapper"]
+    assert render_bundle.main([*argv, "--stage", "1", "--plan", plan]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and plan in err and "final-report-implementation-planning-001.data.json" in err
+
+
+def test_a_plan_approved_again_after_the_change_renders_the_new_stage(project):
+    plan = _plan(project)
+    _widen(project)
+    user_response.write(project, plan, "{}", plan_decision='{"status": "approved", "option": "A"}')
+    _stage(project, 1, plan)
+    assert active_run.load(project).stage.planned_paths == ("**",)
+
+
+def test_a_plan_approved_before_approvals_were_bound_to_the_data_is_refused(project):
+    plan = _plan(project)
+    sidecar = for_project(project).run("feature--rate-limit--r002").sidecar("implementation-planning", 1)
+    text = sidecar.read_text()
+    sidecar.write_text("".join(line for line in text.splitlines(keepends=True) if not line.startswith("- plan-sha256:")))
+    with pytest.raises(errors.RefusedError, match="without binding the approval to its data"):
         _stage(project, 1, plan)
     assert not active_run.path_for(project).exists()
 
