@@ -35,6 +35,7 @@ setup() {
 - status: "approved"
 - option: "B"
 - reason: null
+- plan-sha256: "$(sha256sum "${REPORT%.md}.data.json" | cut -d' ' -f1)"
 MD
 }
 
@@ -97,4 +98,16 @@ MD
   run --separate-stderr user-response-import --from-downloads --report "$REPORT"
   assert_failure 2
   [[ "$stderr" == *"no user-response-implementation-planning-001.md in $HOME/Downloads"* ]]
+}
+
+@test "an export deciding on a plan that changed since the page was rendered is refused, nothing changed" {
+  sed -i 's|api/limiter/\*\*|**|' "${REPORT%.md}.data.json"
+  before=$(tree_snapshot "$PROJECT")
+  run --separate-stderr user-response-import --from-downloads --report "$REPORT"
+  assert_failure 2
+  # the progress line names the file, then the refusal in one line
+  [[ "${stderr_lines[0]}" == "user-response-import: importing "* ]]
+  [ "${#stderr_lines[@]}" -eq 2 ]
+  [[ "${stderr_lines[1]}" == *"the plan changed after this page was rendered"*"render the view again"* ]]
+  [ "$(tree_snapshot "$PROJECT")" = "$before" ]
 }
