@@ -62,6 +62,12 @@ assert stand["failoverFrom"]["workerId"] == "claude-analyst" and stand["failover
 manifest = json.load(open(sys.argv[1] + "/run-manifest.json"))
 assert [p["workerId"] for p in manifest["participants"] if p["role"] == "analyst"] == ["codex", "claude-analyst", "antigravity-analyst"], manifest["participants"]
 PY
+  # team-status says the same: who stands in for whom, with the reason, and the open breakers.
+  run team-status --all
+  assert_success
+  assert_line "failover: claude-analyst attempt 1 (claude/claude-sonnet-4-5) stands in for codex attempt 1 (codex) as analyst: $(field_of codex reason)"
+  assert_line --regexp '^failover: antigravity-analyst attempt 1 \(antigravity/gemini-3-pro\) stands in for claude-analyst attempt 1 \(claude\) as analyst: rate-limited: .+'
+  assert_line "failover: breaker open (skipped for the rest of the run): codex, claude"
   # Nothing left to fail over.
   run --separate-stderr team-dispatch --failover
   assert_success

@@ -23,21 +23,17 @@ def _budget(run):
 
 def _failover(run):
     """Stand-ins for the rate-limited workers (run.failover decides and records them)."""
+    from okstra.model.dispatch import BREAKER_OPEN
     from okstra.run import catalog, config, failover
 
     value = config.effective("failover", run.root)
     plan = failover.plan(run.layout, run.manifest, catalog.load(run.root), value.value if value else {})
     for s in plan.stand_ins:
-        f = s.dispatch.failover_from
-        cli.say(
-            PROG,
-            f"failover: {s.dispatch.worker_id} attempt {s.dispatch.attempt} ({s.dispatch.provider}/{s.dispatch.model_id}) "
-            f"stands in for {f.worker_id} attempt {f.attempt} ({f.provider}) as {s.dispatch.role}: {f.reason}",
-        )
+        cli.say(PROG, f"failover: {s.dispatch.stand_in_text()}")
     for line in plan.skipped:
         cli.say(PROG, f"failover: {line}")
     if plan.breakers:
-        cli.say(PROG, f"failover: breaker open (skipped for the rest of the run): {', '.join(plan.breakers)}")
+        cli.say(PROG, f"failover: {BREAKER_OPEN}: {', '.join(plan.breakers)}")
     return plan
 
 

@@ -40,17 +40,23 @@ def _run(args: argparse.Namespace) -> int:
         return cli.EXIT_OK
     rows = status.table(run, all_attempts=args.all, **limits)
     summary = _spend(run)
+    state = run.state()
     if args.json:
         cli.emit_json(
             {
                 "runId": run.manifest.run_id,
                 "backend": run.manifest.terminal_backend,
                 "workers": [r.to_dict() for r in rows],
+                "failover": status.failover_doc(state),
                 "spend": summary.to_dict(),
             }
         )
     else:
         print(status.render(rows))
+        failover = status.failover_lines(state)
+        if failover:
+            print()
+            print("\n".join(failover))
         print()
         print(summary.render())
     return cli.EXIT_OK

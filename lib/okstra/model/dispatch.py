@@ -28,6 +28,9 @@ TORN_DOWN_REASON = "torn down before reaching a terminal status"
 # failover keys on the class, people read the text. Defined here and nowhere else.
 RATE_LIMITED = "rate-limited"
 
+# How team-dispatch --failover and team-status name the providers failover skips (README "Scope and spend").
+BREAKER_OPEN = "breaker open (skipped for the rest of the run)"
+
 
 def rate_limited_reason(provider_text: str | None, retry_after: str | None = None) -> str:
     """A `rate-limited` reason keeping the provider's text and any retry-after it stated."""
@@ -218,6 +221,27 @@ class Dispatch:
     @property
     def key(self) -> tuple[str, int]:
         return (self.worker_id, self.attempt)
+
+    def stand_in_text(self) -> str | None:
+        """A failover stand-in as team-dispatch --failover and team-status say it; None for any other dispatch."""
+        f = self.failover_from
+        if f is None:
+            return None
+        return (
+            f"{self.worker_id} attempt {self.attempt} ({self.provider}/{self.model_id}) "
+            f"stands in for {f.worker_id} attempt {f.attempt} ({f.provider}) as {self.role}: {f.reason}"
+        )
+
+    def stand_in_dict(self) -> dict[str, Any]:
+        """A failover stand-in as team-dispatch --json and team-status --json give it."""
+        return {
+            "workerId": self.worker_id,
+            "attempt": self.attempt,
+            "provider": self.provider,
+            "modelId": self.model_id,
+            "role": self.role,
+            "standsInFor": self.failover_from.to_dict() if self.failover_from else None,
+        }
 
     def evolve(self, **changes: Any) -> Dispatch:
         return replace(self, **changes)

@@ -40,14 +40,7 @@ class StandIn:
     replaces: Dispatch
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "workerId": self.dispatch.worker_id,
-            "attempt": self.dispatch.attempt,
-            "provider": self.dispatch.provider,
-            "modelId": self.dispatch.model_id,
-            "role": self.dispatch.role,
-            "standsInFor": self.dispatch.failover_from.to_dict() if self.dispatch.failover_from else None,
-        }
+        return self.dispatch.stand_in_dict()
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from okstra.core.clock import parse_iso
-from okstra.model.dispatch import Dispatch
+from okstra.model.dispatch import BREAKER_OPEN, Dispatch
 from okstra.model.layout import Run
+from okstra.model.team_state import TeamState
 from okstra.team import liveness
 
 
@@ -59,6 +60,7 @@ class Row:
             "paneId": d.pane_id,
             "ageSeconds": None if self.age is None else round(self.age, 1),
             "usage": d.usage.to_dict() if d.usage else None,
+            "failoverFrom": d.failover_from.to_dict() if d.failover_from else None,
             "health": self.health.to_dict(),
         }
 
@@ -85,6 +87,21 @@ def table(
     now = time.time() if now is None else now
     chosen = state.dispatches if all_attempts else state.latest()
     return [Row(d, liveness.assess(d, run.layout, now, max_idle, launch_grace, idle_window), age_of(d, now)) for d in chosen]
+
+
+def failover_lines(state: TeamState) -> list[str]:
+    """Who stands in for whom, every attempt, and the providers failover skips (README "Scope and spend")."""
+    lines = [f"failover: {d.stand_in_text()}" for d in state.dispatches if d.failover_from]
+    breakers = state.open_breakers()
+    return [*lines, f"failover: {BREAKER_OPEN}: {', '.join(breakers)}"] if breakers else lines
+
+
+def failover_doc(state: TeamState) -> dict[str, Any]:
+    """The same, for --json: the stand-ins as team-dispatch --failover --json gives them."""
+    return {
+        "standIns": [d.stand_in_dict() for d in state.dispatches if d.failover_from],
+        "breakerOpen": state.open_breakers(),
+    }
 
 
 def _age_text(seconds: float | None) -> str:
@@ -145,6 +162,7 @@ def explain(row: Row) -> str:
             f"{show(d.result_path)}: " + (f"{h.result_size} bytes, {h.result_mtime}" if h.result_size is not None else "absent"),
         ),
         ("reason", show(d.reason)),
+        ("stands in for", f"{f.worker_id} attempt {f.attempt} ({f.provider}): {f.reason}" if (f := d.failover_from) else "-"),
         ("last event", f"{h.last_event} at {h.last_activity_at}" if h.last_event else "-"),
         ("denied writes", row.denials()),
         ("answer", show(d.answer_path)),

@@ -12,7 +12,7 @@ from fixtures.team import contract, prepare, wait_for
 from fixtures.tmux import reap
 from okstra.commands import team_status
 from okstra.model import team_state
-from okstra.model.dispatch import Usage
+from okstra.model.dispatch import FailoverFrom, Usage
 from okstra.team import dispatch, lifecycle, status
 
 
@@ -110,3 +110,49 @@ def test_a_served_model_other_than_the_asked_one_and_denied_writes_are_shown_pla
     [worker] = json.loads(capsys.readouterr().out)["workers"]
     assert worker["servedModel"] == "claude-opus-4-8" and worker["modelMismatch"] is True
     assert worker["denials"] == [{"tool": "Write", "target": "/p/README.md"}]
+
+
+def test_a_failover_is_shown_who_stands_in_for_whom_with_the_reason_and_the_open_breakers(project, capsys):
+    run = prepare(project, workers=("claude", "codex"), backend="cli-wrapper")
+    limit = "rate-limited: You've hit your usage limit."
+    team_state.update_dispatch(run.team_state_path, "codex", 1, lambda d: d.evolve(status="error", reason=limit))
+    team_state.update_dispatch(run.team_state_path, "claude", 1, lambda d: d.evolve(status="completed"))
+
+    def stand_in(state):
+        claude = state.find("claude")
+        new = claude.evolve(attempt=2, status="pending", role="analyst", failover_from=FailoverFrom("codex", 1, "codex", limit))
+        return team_state.TeamState(state.run_id, (*state.dispatches, new))
+
+    team_state.update(run.team_state_path, stand_in)
+    assert team_status.main(["--run-manifest", str(run.manifest_path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert (
+        f"failover: claude attempt 2 (claude/claude-sonnet-4-5) stands in for codex attempt 1 (codex) as analyst: {limit}"
+        in lines
+    )
+    assert "failover: breaker open (skipped for the rest of the run): codex" in lines
+    assert team_status.main(["--run-manifest", str(run.manifest_path), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["failover"]["breakerOpen"] == ["codex"]
+    assert doc["failover"]["standIns"] == [
+        {
+            "workerId": "claude",
+            "attempt": 2,
+            "provider": "claude",
+            "modelId": "claude-sonnet-4-5",
+            "role": "analyst",
+            "standsInFor": {"workerId": "codex", "attempt": 1, "provider": "codex", "reason": limit},
+        }
+    ]
+    by = {w["workerId"]: w for w in doc["workers"]}
+    assert by["claude"]["failoverFrom"]["workerId"] == "codex" and by["codex"]["failoverFrom"] is None
+    assert team_status.main(["--run-manifest", str(run.manifest_path), "--explain", "claude"]) == 0
+    assert f"stands in for  codex attempt 1 (codex): {limit}" in capsys.readouterr().out
+
+
+def test_without_a_failover_there_is_no_failover_line(project, capsys):
+    run = prepare(project, workers=("claude",), backend="cli-wrapper")
+    assert team_status.main(["--run-manifest", str(run.manifest_path)]) == 0
+    assert "failover:" not in capsys.readouterr().out
+    assert team_status.main(["--run-manifest", str(run.manifest_path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["failover"] == {"standIns": [], "breakerOpen": []}
