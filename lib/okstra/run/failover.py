@@ -113,16 +113,19 @@ def plan(
         schemas.check_state("run-manifest", manifest_now.to_dict(), str(layout.manifest))
 
     def add(current: TeamState) -> TeamState:
+        # Under the team-state lock, and only once no clash refuses: the stand-ins' prompts
+        # and the manifest's new assignments, then the team state. A refused or racing
+        # failover writes nothing; a second one sees the first's attempts and refuses.
         known = {d.key for d in current.dispatches}
         clash = [s.dispatch.worker_id for s in stand_ins if s.dispatch.key in known]
         if clash:
             raise RefusedError(f"--failover: {', '.join(clash)} changed meanwhile", hint="run team-dispatch --failover again")
+        for s in stand_ins:
+            fsio.atomic_write(layout.prompt_path(s.dispatch.worker_id, s.dispatch.attempt), texts[s.dispatch.key])
+        if manifest_now is not manifest:
+            fsio.write_json(layout.manifest, manifest_now.to_dict())
         return TeamState(current.run_id, current.dispatches + tuple(s.dispatch for s in stand_ins))
 
-    for s in stand_ins:
-        fsio.atomic_write(layout.prompt_path(s.dispatch.worker_id, s.dispatch.attempt), texts[s.dispatch.key])
-    if manifest_now is not manifest:
-        fsio.write_json(layout.manifest, manifest_now.to_dict())
     team_state.update(layout.team_state, add)
     return FailoverPlan(tuple(stand_ins), tuple(skipped), tuple(breakers))
 

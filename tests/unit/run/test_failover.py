@@ -205,6 +205,23 @@ def test_a_stand_in_recorded_meanwhile_refuses_the_plan(project, monkeypatch):
     assert run.layout.team_state.read_bytes() == recorded
 
 
+def test_a_refused_plan_writes_no_prompt_and_no_manifest(project, monkeypatch):
+    # The same window as above: the refusal comes before the stand-in's prompt and the
+    # manifest's new assignment are written, so neither file is replaced.
+    run = prepare(project, ["codex"], backend="cli-wrapper")
+    _limit(run, "codex")
+    manifest = run_manifest.load(run.layout.manifest)
+    cat = catalog.load(run.root)
+    stale = team_state.load(run.layout.team_state)
+    (stand_in,) = failover.plan(run.layout, manifest, cat, ORDER).stand_ins
+    prompt = run.layout.prompt_path(stand_in.dispatch.worker_id, stand_in.dispatch.attempt)
+    before = {p: p.stat().st_ino for p in (prompt, run.layout.manifest)}
+    monkeypatch.setattr(team_state, "load", lambda path: stale)
+    with pytest.raises(RefusedError):
+        failover.plan(run.layout, manifest, cat, ORDER)
+    assert {p: p.stat().st_ino for p in before} == before
+
+
 def test_a_stand_in_of_a_stand_in_names_the_attempt_it_replaces(project):
     run = prepare(project, ["codex"], backend="cli-wrapper")
     _limit(run, "codex")
