@@ -2,7 +2,8 @@
 # Usage: tests/bootstrap.sh
 #
 # Installs everything `make test` needs, idempotently, on a fresh machine:
-# a .venv with the pinned dev requirements, bats-core with bats-support and
+# a .venv with the pinned dev requirements, the runtime requirements' wheels
+# in build/wheels/ (the tests install from them offline), bats-core with bats-support and
 # bats-assert (npm registry into .deps/, else Debian's packages), and, when
 # running as root, tmux, chromium and shellcheck from apt when missing.
 set -euo pipefail
@@ -26,6 +27,18 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   say "installing Python packages into .venv"
   .venv/bin/python -m pip install -q --disable-pip-version-check -r requirements-dev.txt
   printf '%s\n' "$want" > "$stamp"
+fi
+
+# The runtime requirements' wheels (and setuptools, which a pip-style install builds with),
+# fetched once: the bats tests that run install.sh install from them offline
+# (tests/bats/test_helper.bash) instead of each fetching them again into its fresh venv.
+wheels=build/wheels/$(sha256sum requirements.txt | cut -c1-16)
+if [ ! -f "$wheels/.complete" ]; then
+  say "downloading the runtime requirements' wheels into $wheels"
+  rm -rf "$wheels"
+  .venv/bin/python -m pip download -q --disable-pip-version-check -d "$wheels" -r requirements.txt setuptools \
+    2> >(grep -v "^WARNING: Location" >&2)
+  touch "$wheels/.complete"
 fi
 
 apt_missing=()

@@ -4,9 +4,16 @@
 
 load test_helper
 
+setup_file() {
+  # The tests share one prefix path (below), so they run one after another.
+  export BATS_NO_PARALLELIZE_WITHIN_FILE=true
+}
+
 setup() {
   okstra_setup
-  PREFIX="$BATS_TEST_TMPDIR/prefix"
+  # One path for the file, where okstra_install restores its saved install; emptied per test.
+  PREFIX="$BATS_FILE_TMPDIR/prefix"
+  rm -rf "$PREFIX"
 }
 
 @test "installs every command with the venv's interpreter and each answers --help and --version" {
@@ -26,7 +33,7 @@ setup() {
 }
 
 @test "an installed command works through a symlink" {
-  "$REPO_ROOT/install.sh" --prefix "$PREFIX" >/dev/null
+  okstra_install "$PREFIX"
   mkdir -p "$HOME/.local/bin"
   ln -s "$PREFIX/bin/okstra" "$HOME/.local/bin/okstra"
   run env -i HOME="$HOME" PATH=/usr/bin:/bin "$HOME/.local/bin/okstra" help
@@ -35,7 +42,7 @@ setup() {
 }
 
 @test "re-running upgrades in place and changes nothing else" {
-  "$REPO_ROOT/install.sh" --prefix "$PREFIX" >/dev/null
+  okstra_install "$PREFIX"
   first=$(cd "$PREFIX" && find . -path ./venv -prune -o -type f -print | sort | xargs sha256sum)
   run "$REPO_ROOT/install.sh" --prefix "$PREFIX"
   assert_success
@@ -44,7 +51,7 @@ setup() {
 }
 
 @test "uninstall leaves nothing behind but the user's own files" {
-  "$REPO_ROOT/install.sh" --prefix "$PREFIX" >/dev/null
+  okstra_install "$PREFIX"
   printf 'backend: tmux-pane\n' > "$PREFIX/config.yaml"
   run "$REPO_ROOT/install.sh" --prefix "$PREFIX" --uninstall
   assert_success
@@ -54,7 +61,7 @@ setup() {
 }
 
 @test "uninstall of an empty prefix removes the prefix" {
-  "$REPO_ROOT/install.sh" --prefix "$PREFIX" >/dev/null
+  okstra_install "$PREFIX"
   "$REPO_ROOT/install.sh" --prefix "$PREFIX" --uninstall >/dev/null
   [ ! -e "$PREFIX" ]
 }
@@ -85,7 +92,7 @@ setup() {
 }
 
 @test "uninstall leaves a skill link that is not okstra's alone" {
-  "$REPO_ROOT/install.sh" --prefix "$PREFIX" >/dev/null
+  okstra_install "$PREFIX"
   mkdir -p "$HOME/.claude/skills" "$HOME/my-skill"
   ln -s "$HOME/my-skill" "$HOME/.claude/skills/okstra-run"
   "$REPO_ROOT/install.sh" --prefix "$PREFIX" --uninstall >/dev/null
@@ -93,7 +100,7 @@ setup() {
 }
 
 @test "uninstall after the hooks ran (and cached bytecode) still leaves nothing" {
-  "$REPO_ROOT/install.sh" --prefix "$PREFIX" >/dev/null
+  okstra_install "$PREFIX"
   mkdir -p "$PROJECT/.okstra"
   printf '{"runId":"a--b--r001","taskKey":"a/b","taskType":"analysis","runDir":".okstra/runs/a--b--r001","runManifestPath":".okstra/runs/a--b--r001/run-manifest.json","phase":"analysis","approvedStage":null}\n' > "$PROJECT/.okstra/active-run.json"
   CLAUDE_PROJECT_DIR="$PROJECT" "$PREFIX/hooks/write-guard" <<<'{"cwd":"/","tool_name":"Write","tool_input":{"file_path":"/tmp/x"}}' >/dev/null
@@ -119,7 +126,12 @@ PY
 }
 
 two_projects_with_hooks() {
-  "$REPO_ROOT/install.sh" >/dev/null  # the default prefix, ~/.okstra
+  # okstra in the default prefix, ~/.okstra, with one home for the file (emptied here) so
+  # okstra_install can restore its saved install at the same path.
+  export HOME="$BATS_FILE_TMPDIR/home" OKSTRA_ROOT="$BATS_FILE_TMPDIR/home/.okstra"
+  rm -rf "$HOME"
+  mkdir -p "$HOME"
+  okstra_install "$HOME/.okstra"
   A="$BATS_TEST_TMPDIR/a" B="$BATS_TEST_TMPDIR/b"
   mkdir -p "$A" "$B"
   git -C "$A" init -q

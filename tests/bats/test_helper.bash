@@ -9,6 +9,13 @@ bats_load_library bats-assert
 REPO_ROOT="$(cd "$BATS_TEST_DIRNAME/../.." && pwd)"
 export REPO_ROOT
 
+# pip installs in tests (install.sh's venv, a pip-style install) come offline from the wheels
+# tests/bootstrap.sh downloaded for this requirements.txt: the same pins, fetched once.
+OKSTRA_TEST_WHEELS="$REPO_ROOT/build/wheels/$(sha256sum "$REPO_ROOT/requirements.txt" | cut -c1-16)"
+if [ -f "$OKSTRA_TEST_WHEELS/.complete" ]; then
+  export PIP_NO_INDEX=1 PIP_FIND_LINKS="$OKSTRA_TEST_WHEELS"
+fi
+
 okstra_setup() {
   local var
   for var in $(compgen -e | grep -E '^(OKSTRA_|CLAUDE_|CLAUDECODE$|TMUX)'); do unset "$var"; done
@@ -27,4 +34,23 @@ tree_snapshot() { # <dir>
   local dir=$1
   [ -d "$dir" ] || { printf 'absent\n'; return 0; }
   (cd "$dir" && find . -type f -print0 | sort -z | xargs -0 -r sha256sum)
+}
+
+# okstra_install PREFIX: leaves PREFIX holding what `install.sh --prefix PREFIX` makes, for
+# tests whose starting point is an installed okstra (not the install itself). The first call
+# for a PREFIX in a bats file runs install.sh and keeps a copy; later calls restore the copy
+# (cp -a: same bytes, modes and times) at the same path, where a venv works. Each install.sh
+# is a fresh venv and a pip install: the biggest cost in the suite.
+okstra_install() { # <prefix>
+  local prefix=$1 saved
+  saved="$BATS_FILE_TMPDIR/installed/$(printf '%s' "$prefix" | sha256sum | cut -c1-16)"
+  rm -rf "$prefix"
+  mkdir -p "$(dirname "$prefix")"
+  if [ -d "$saved" ]; then
+    cp -a "$saved" "$prefix"
+  else
+    "$REPO_ROOT/install.sh" --prefix "$prefix" >/dev/null || return 1
+    mkdir -p "$(dirname "$saved")"
+    cp -a "$prefix" "$saved"
+  fi
 }
