@@ -16,7 +16,14 @@ from okstra.core import fsio
 from okstra.model.active_run import ActiveRun, ApprovedStage
 
 CALLS = 60
-FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "hooks" / "pretooluse-edit.json"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "hooks"
+FIXTURE = FIXTURES / "pretooluse-edit.json"
+# A lead's everyday Bash call during a stage: read-only tools, okstra's own command, the
+# project's test command, and a redirection onto a planned path (every part read and judged).
+BASH = (
+    "cd {project} && git status --short && grep -rn TODO src/service | head -n 20 && "
+    "team-status --json > /dev/null && make test 2>&1 | tail -n 40 > tests/area_39/unit/deep/test_out.py"
+)
 
 
 def _planned() -> tuple[str, ...]:
@@ -29,6 +36,13 @@ def _stdin(project: Path, target: Path) -> bytes:
     doc = json.loads(FIXTURE.read_text(encoding="utf-8"))
     doc["cwd"] = str(project)
     doc["tool_input"]["file_path"] = str(target)
+    return json.dumps(doc).encode("utf-8")
+
+
+def _bash_stdin(project: Path, command: str) -> bytes:
+    text = (FIXTURES / "pretooluse-bash.json").read_text(encoding="utf-8")
+    doc = json.loads(text.replace("@CWD@", str(project)).replace("@COMMAND@", "x"))
+    doc["tool_input"]["command"] = command
     return json.dumps(doc).encode("utf-8")
 
 
@@ -66,6 +80,7 @@ def rows(ctx: Context) -> list[Row]:
         run_manifest_path=f".okstra/runs/{run_id}/run-manifest.json",
         phase="implementation",
         stage=stage,
+        allowed_commands=("make test",),
     )
     fsio.write_json(active / ".okstra" / "active-run.json", run.to_dict())
     # The path matched by the last glob: every literal and glob is looked at.
@@ -78,11 +93,17 @@ def rows(ctx: Context) -> list[Row]:
     assert _call(hook, allowed, active_env) == "", "the planned path must be allowed"
     assert '"permissionDecision":"deny"' in _call(hook, denied, active_env), "an unplanned path must be denied"
     assert _call(hook, allowed, idle_env) == ""
+    bash = _bash_stdin(active, BASH.format(project=active))
+    bash_denied = _bash_stdin(active, BASH.format(project=active) + " && echo x > setup.py")
+    assert _call(hook, bash, active_env) == "", "the everyday Bash call must be allowed"
+    assert '"permissionDecision":"deny"' in _call(hook, bash_denied, active_env), "a write outside the plan must be denied"
     medians = _interleaved(
         {
             "startup": ([str(ctx.python), "-c", "pass"], b"", None),
             "active": ([str(hook)], allowed, active_env),
             "idle": ([str(hook)], allowed, idle_env),
+            "bash": ([str(hook)], bash, active_env),
+            "bash-denied": ([str(hook)], bash_denied, active_env),
         },
         CALLS,
     )
@@ -97,6 +118,25 @@ def rows(ctx: Context) -> list[Row]:
             "<= 1.3",
             f"{CALLS} calls of the installed hooks/write-guard with a real-shaped Edit input, "
             f"interleaved with {CALLS} bare start-ups (python -c pass) as the baseline",
+        ),
+        Row(
+            "write-guard, Bash allow-list, allowed (median/call)",
+            medians["bash"],
+            "s",
+            "start-up",
+            startup,
+            "<= 1.3",
+            "a 5-part Bash call (cd, git status, grep | head, team-status, make test | tail > planned path): "
+            "tokenised, each command's rule, the redirection judged against the 200 planned paths",
+        ),
+        Row(
+            "write-guard, Bash allow-list, denied (median/call)",
+            medians["bash-denied"],
+            "s",
+            "start-up",
+            startup,
+            "<= 1.3",
+            "the same call ending in a write outside the plan: the deny reason built and printed",
         ),
         Row(
             "write-guard, no active run (median/call)",
