@@ -125,7 +125,8 @@ def disk_full(base: Path, env: dict[str, str], tally) -> None:
     cases = [
         (
             "render-bundle",
-            ["render-bundle", "--task-key", "feature/other", "--task-type", "analysis", "--workers", "claude", "--json"],
+            ["render-bundle", "--task-key", "feature/other", "--task-type", "analysis", "--workers", "claude"]
+            + ["--brief", "Review the limiter.", "--json"],
         ),
         ("okstra-config set", ["okstra-config", "set", "pr-template-path", big[:900] + "/t.md"]),
         ("team-dispatch", ["team-dispatch", "--run-manifest", str(layout.manifest)]),
@@ -331,7 +332,8 @@ def _bundle(project: Path, workers: str, env: dict[str, str]) -> Path:
     project.mkdir()
     subprocess.run(["git", "init", "-q", str(project)], check=True)
     done = subprocess.run(
-        ["render-bundle", "--task-key", "feature/hostile", "--task-type", "analysis", "--workers", workers, "--json"],
+        ["render-bundle", "--task-key", "feature/hostile", "--task-type", "analysis", "--workers", workers]
+        + ["--brief", "Review the project.", "--json"],
         cwd=project,
         env=env,
         capture_output=True,
