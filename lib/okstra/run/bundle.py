@@ -9,7 +9,9 @@
   and the new task counter as a temporary beside it; only when every byte is
   down is the folder renamed into place, the active run written (with its
   seal), and the counter renamed over the old one. A refusal or a failure
-  (disk full) leaves no half-written run and advances no counter.
+  (disk full) leaves no half-written run and advances no counter; the staging
+  folder of a render-bundle killed mid-write (SIGKILL) is swept by the next one
+  of the same task, under the task's lock.
 
 The report number is only peeked (`reports` is committed by whoever writes the
 report, so a run that writes none leaves its number to the next run). Each
@@ -19,6 +21,7 @@ document is validated against its schema before anything is written.
 from __future__ import annotations
 
 import contextlib
+import glob
 import os
 import re
 import shutil
@@ -406,6 +409,10 @@ def write(prepared: Prepared) -> BundleResult:
                     hint="run render-bundle again",
                 )
             runs_dir.mkdir(parents=True, exist_ok=True)
+            # Under the task's lock no render-bundle of this task is mid-write: a staging
+            # folder of this run number is a killed one's (the counter never moved).
+            for stale in runs_dir.glob(f".{glob.escape(p.run_id)}.*.tmp"):
+                shutil.rmtree(stale, ignore_errors=True)
             made.folder = Path(tempfile.mkdtemp(dir=runs_dir, prefix=f".{p.run_id}.", suffix=".tmp"))
             os.chmod(made.folder, 0o755)  # mkdtemp's 0700 would be the run folder's mode after the rename
             _write_run(p, run, made.folder)

@@ -255,3 +255,17 @@ def test_a_failed_write_leaves_no_run_and_no_counter(project, monkeypatch):
     assert tree_snapshot(project) == before
     monkeypatch.setattr(bundle.fsio, "write_json", real)
     assert _render(project).run_number == 2
+
+
+def test_the_staging_folder_of_a_killed_render_is_swept_by_the_next_one_of_the_task(project):
+    """A render-bundle SIGKILLed mid-write leaves its staging folder; the counter never moved,
+    so the next render of the task takes the same number and sweeps it (make hostile found it)."""
+    runs = project / ".okstra" / "runs"
+    killed = runs / ".feature--demo--r001.k1ll3d.tmp"
+    (killed / "prompts").mkdir(parents=True)
+    (killed / "prompts" / "claude.md").write_text("half a prom")
+    other = runs / ".feature--other--r001.busy.tmp"  # another task's render, maybe mid-write: left alone
+    other.mkdir()
+    result = _render(project)
+    assert result.run_number == 1 and result.run_dir.is_dir()
+    assert not killed.exists() and other.exists()
