@@ -9,7 +9,8 @@ tokens the worker has used so far. Banners and blank lines are left out.
 A watcher is tagged with its own kind (`watcher`) and recorded apart from the
 dispatch records (`runs/<id>/watchers.json`), so `team-reclaim` and
 `team-teardown`, which close only the panes of dispatches, never close one.
-Only the explicit, run-scoped `stop()` does.
+Only the explicit, run-scoped `stop()` does (also a watcher pane its team-watch,
+killed between launch and record, never recorded: its tags name it).
 """
 
 from __future__ import annotations
@@ -112,11 +113,15 @@ def open_watcher(run: Run, workers: tuple[str, ...] = ()) -> Watcher:
 
 
 def stop(run: Run, *, dry_run: bool = False) -> Closed:
-    """Close this run's watcher panes (the only way they close) and forget them."""
+    """Close this run's watcher panes (the only way they close) and forget them: the recorded
+    ones and any pane tagged as this run's watcher that a team-watch killed before recording
+    it left behind."""
     watchers = recorded(run)
-    if not watchers:
+    backend = registry.for_run(run)
+    ids = [w.pane_id for w in watchers] + (backend.tagged(WATCHER) if backend.has_panes else [])
+    if not ids:
         return Closed()
-    closed = registry.for_run(run).close([w.pane_id for w in watchers], dry_run=dry_run)
+    closed = backend.close(list(dict.fromkeys(ids)), dry_run=dry_run)
     if not dry_run:
         fsio.update_json(run.layout.watchers, lambda doc: doc.update(watchers=[]) is None, default=_default)
     return closed

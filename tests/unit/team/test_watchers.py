@@ -58,6 +58,22 @@ def test_stop_never_closes_a_users_pane_with_the_same_title(server, project):
     assert mine in server.panes() and watcher.pane_id not in server.panes()
 
 
+def test_stop_closes_a_watcher_its_team_watch_was_killed_before_recording(server, project):
+    """team-watch SIGKILLed between the pane's launch and its record (make hostile's matrix
+    found the pane left running forever): stop closes it by its tags, and only this run's."""
+    run = prepare(project, workers=("claude",), lead=server.lead)
+    dispatch.dispatch(run)
+    wait_for(run, lambda by: by["claude"].status == "completed", what="claude completed")
+    unrecorded = watchers.open_watcher(run)
+    run.layout.watchers.write_text('{"schemaVersion": "1.0", "watchers": []}')  # the record never made
+    other = server.tmux("split-window", "-d", "-P", "-F", "#{pane_id}", "-t", server.lead, "sleep 60").strip()
+    server.tmux("set-option", "-p", "-t", other, "@okstra-run", "feature--other--r001")
+    server.tmux("set-option", "-p", "-t", other, "@okstra-kind", "watcher")
+    assert watchers.stop(run, dry_run=True).closed == (unrecorded.pane_id,)
+    assert watchers.stop(run).closed == (unrecorded.pane_id,)
+    assert unrecorded.pane_id not in server.panes() and other in server.panes()
+
+
 def test_a_cli_wrapper_run_has_no_panes_to_watch(project):
     run = prepare(project, workers=("claude",), backend="cli-wrapper")
     with pytest.raises(RefusedError, match="has no panes to watch in; follow the logs yourself: tail -F"):

@@ -95,6 +95,11 @@ class Backend(ABC):
     def close(self, pane_ids: Sequence[str], *, dry_run: bool = False) -> Closed:
         """Close exactly these recorded ids (only those still open and okstra's)."""
 
+    def tagged(self, kind: str) -> list[str]:
+        """Ids of this run's open panes tagged `kind`, recorded or not: a recorder killed between
+        launch and record leaves one only its tags name. [] where panes carry no tags."""
+        return []
+
 
 class PartialLaunch(ProcessError):
     """Some specs started and the rest did not: `launched` still has to be recorded."""

@@ -346,6 +346,9 @@ class TmuxBackend(Backend):
         return launched
 
     # -- close ---------------------------------------------------------------------------
+    def tagged(self, kind: str) -> list[str]:
+        return [row.pane_id for row in self.panes().values() if row.run_id == self.run_id and row.kind == kind]
+
     def close(self, pane_ids: Sequence[str], *, dry_run: bool = False) -> Closed:
         for pane_id in pane_ids:
             self.check_pane_id(pane_id, "paneId")
