@@ -49,7 +49,7 @@ uninstall: ## remove what install put into PREFIX
 bench: deps ## measure the DESIGN §13 budgets, printed as a table
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) tests/bench/run.py
 
-hostile: deps ## the hostile corpus (guard bypasses, exit 70s, orphans, torn files); QUICK=1 for a subset
+hostile: deps ## the hostile corpus and the SIGKILL/disk-full matrix over every writing command; QUICK=1 for a subset
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) tests/hostile/corpus.py $(if $(QUICK),--quick,)
 
 demo: ## one full run end to end on fake provider CLIs (DESIGN §12)

@@ -51,7 +51,7 @@ def _torn(tally, label: str, root: Path) -> None:
                 tally.torn.append(f"{label}: {path} is not a whole document")
 
 
-def bad_input(base: Path, env: dict[str, str], tally) -> None:
+def bad_input(base: Path, env: dict[str, str], tally, every: int = 1) -> None:
     project = base / "bad-input"
     project.mkdir()
     layout, manifest = make_run(project, ["claude"])
@@ -80,7 +80,7 @@ def bad_input(base: Path, env: dict[str, str], tally) -> None:
         ("prompt-check fifo", ["prompt-check", str(fifo), "--run-manifest", str(layout.manifest), "--worker", "claude-analyst"]),
         ("render-report-views deep", ["render-report-views", str(deep)]),
     ]
-    for label, argv in cases:
+    for label, argv in cases[::every]:
         _cmd(tally, label, argv, cwd=project, env=penv)
     (project / ".okstra" / "config.yaml").write_text(laughs)
     _cmd(tally, "config list (billion laughs)", ["okstra-config", "list"], cwd=project, env=penv)
@@ -112,7 +112,7 @@ def bad_input(base: Path, env: dict[str, str], tally) -> None:
         tally.bypasses.append("user-response-write wrote through a symlinked user-responses folder")
 
 
-def disk_full(base: Path, env: dict[str, str], tally) -> None:
+def disk_full(base: Path, env: dict[str, str], tally, every: int = 1) -> None:
     """Every writing command with file writes capped at 1 KiB (RLIMIT_FSIZE: a write past it
     fails with EFBIG, as a full disk fails with ENOSPC): exit 2 or 1, never 70, nothing torn."""
     project = base / "disk-full"
@@ -134,7 +134,7 @@ def disk_full(base: Path, env: dict[str, str], tally) -> None:
         ("team-reclaim", ["team-reclaim", "--run-manifest", str(layout.manifest)]),
         ("team-teardown", ["team-teardown", "--run-manifest", str(layout.manifest)]),
     ]
-    for label, argv in cases:
+    for label, argv in cases[::every]:
         _cmd(tally, f"disk full: {label}", argv, cwd=project, env=penv, fsize=1024)
         _torn(tally, f"disk full: {label}", project / ".okstra")
     # worker-run with a result too big for the disk: its dispatch ends error, never in-progress.
@@ -260,7 +260,7 @@ def _strays() -> list[int]:
     return found
 
 
-def processes(base: Path, env: dict[str, str], tally, *, quick: bool) -> None:
+def processes(base: Path, env: dict[str, str], tally, *, parallel: int) -> None:
     # 1. A provider whose setsid grandchild ignores TERM/HUP: gone when worker-run ends.
     shim = base / "shim"
     shim.mkdir()
@@ -300,7 +300,7 @@ def processes(base: Path, env: dict[str, str], tally, *, quick: bool) -> None:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
         )
-        for _ in range(4 if quick else 10)
+        for _ in range(parallel)
     ]
     for call in calls:
         tally.cases += 1
@@ -343,9 +343,9 @@ def _bundle(project: Path, workers: str, env: dict[str, str]) -> Path:
     return project / json.loads(done.stdout)["runManifestPath"]
 
 
-def run_all(base: Path, env: dict[str, str], tally, *, quick: bool) -> None:
-    bad_input(base, env, tally)
+def run_all(base: Path, env: dict[str, str], tally, *, parallel: int, every: int = 1) -> None:
+    bad_input(base, env, tally, every)
     deputies(base, env, tally)
     plan_tamper(base, env, tally)
-    disk_full(base, env, tally)
-    processes(base, env, tally, quick=quick)
+    disk_full(base, env, tally, every)
+    processes(base, env, tally, parallel=parallel)

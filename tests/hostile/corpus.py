@@ -6,8 +6,12 @@ target changed. A bypass is a call the guard allowed that changed a protected ta
 Counted: cases, held (denied, or allowed and harmless), bypasses, exit-70s, orphans,
 torn files, and the guard's slowest answer.
 
-`python tests/hostile/corpus.py [--quick]` prints the figures; exit 1 when any of
-bypasses, exit-70s, orphans, torn files is not zero or the slowest answer is >= 1 s.
+Then the SIGKILL and disk-full matrix over every writing command (tests/hostile/sigkill.py).
+
+`python tests/hostile/corpus.py [--quick | --slice]` prints the figures; exit 1 when any of
+bypasses, exit-70s, orphans, torn files, lost is not zero or the slowest answer is >= 1 s.
+`--quick` is a subset of every part; `--slice` is make test's (tests/unit/test_hostile.py):
+each category at least once, no SIGKILL matrix (its own slice is there too).
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -36,6 +40,37 @@ RUN_DIR = f".okstra/runs/{RUN_ID}"
 PLANNED = ("src/limiter.py", "src/api/**", "tests/**/test_*.py")
 
 
+@dataclass(frozen=True)
+class Size:
+    """How much of each category a mode runs (every category is in every mode)."""
+
+    every_template: int = 1  # every Nth Bash spelling
+    targets: tuple[str, ...] = ("sidecar", "active-run", "seal", "team-state", "claude-settings", "unplanned")
+    every_decision: int = 1
+    file_targets: tuple[str, ...] = ()  # the protected targets file tools try (() = all of them)
+    every_command_case: int = 1  # every Nth bad-input and disk-full case of the okstra commands
+    every_spelling: int = 1
+    roles: tuple[str, ...] = ("analyst", "verifier", "implementer")
+    odd_states: int = 99  # how many of the odd-state scenarios
+    slow: int = 99  # how many of the slowest inputs
+    parallel_dispatches: int = 10
+    kills: int = 6  # SIGKILLs per writing step of the matrix
+    fsizes: tuple[int, ...] = (700, 4096)  # disk-full caps per writing step
+    pipelines: tuple[str, ...] = ("analysis", "stage", "worker", "watch")
+
+
+FULL = Size()
+QUICK = replace(
+    FULL, every_template=4, targets=("sidecar", "active-run", "team-state", "unplanned"), every_decision=3,
+    kills=2, fsizes=(1024,), parallel_dispatches=4,
+)  # fmt: skip
+SLICE = replace(
+    QUICK, every_template=9, targets=("sidecar", "unplanned"), every_decision=6, every_spelling=3, roles=("verifier",),
+    file_targets=("sidecar", "active-run", "unplanned"), every_command_case=3,
+    odd_states=4, slow=2, parallel_dispatches=2, kills=0, fsizes=(), pipelines=(),
+)  # fmt: skip
+
+
 @dataclass
 class Tally:
     cases: int = 0
@@ -44,6 +79,11 @@ class Tally:
     exit70: list[str] = field(default_factory=list)
     orphans: list[str] = field(default_factory=list)
     torn: list[str] = field(default_factory=list)
+    lost: list[str] = field(default_factory=list)
+    kills: int = 0  # SIGKILLs sent by the matrix (tests/hostile/sigkill.py)
+    kills_mid_run: int = 0  # of them, those that found the command still running
+    disk_full_runs: int = 0
+    litter: list[str] = field(default_factory=list)  # a killed writer's temporaries the command run again left
     slowest: float = 0.0  # CPU seconds of the costliest guard call
     slowest_case: str = ""
     slowest_wall: float = 0.0
@@ -57,6 +97,9 @@ class Tally:
             f"exit-70s   {len(self.exit70)}",
             f"orphans    {len(self.orphans)}",
             f"torn files {len(self.torn)}",
+            f"lost       {len(self.lost)}",
+            f"SIGKILLs   {self.kills} ({self.kills_mid_run} mid-run), disk-full runs {self.disk_full_runs}, "
+            f"over every writing command; temporaries a killed writer left that its next run did not sweep: {len(self.litter)}",
             f"guard worst case {self.slowest * 1000:.0f} ms CPU ({self.slowest_case[:40]}); wall median "
             f"{sorted(self.walls)[len(self.walls) // 2] * 1000 if self.walls else 0:.0f} ms, max {self.slowest_wall * 1000:.0f} ms "
             "(wall includes a loaded machine's waits)",
@@ -64,7 +107,7 @@ class Tally:
 
     @property
     def ok(self) -> bool:
-        return not (self.bypasses or self.exit70 or self.orphans or self.torn) and self.slowest < 1.0
+        return not (self.bypasses or self.exit70 or self.orphans or self.torn or self.lost) and self.slowest < 1.0
 
 
 # ---------------------------------------------------------------- the project
@@ -280,14 +323,10 @@ DECISIONS = [
 ]
 
 
-def corpus(project: Path, env: dict[str, str], tally: Tally, *, quick: bool) -> None:
+def corpus(project: Path, env: dict[str, str], tally: Tally, size: Size) -> None:
     targets = protected(project)
-    templates = BASH_TEMPLATES[::4] if quick else BASH_TEMPLATES
-    names = (
-        ["sidecar", "active-run", "team-state", "unplanned"]
-        if quick
-        else ["sidecar", "active-run", "seal", "team-state", "claude-settings", "unplanned"]
-    )
+    templates = BASH_TEMPLATES[:: size.every_template]
+    names = list(size.targets)
     # A new sidecar name in the sidecar folder: forging one the user never wrote.
     new_sidecar = project / RUN_DIR / "reports" / "user-responses" / "user-response-zzz-009.md"
     for template in templates:
@@ -296,10 +335,12 @@ def corpus(project: Path, env: dict[str, str], tally: Tally, *, quick: bool) -> 
             command = template.format(t=target)
             bash_case(project, command, env, tally, f"bash[{name}]")
             _restore(project, env)
-    for decision in DECISIONS[::3] if quick else DECISIONS:
+    for decision in DECISIONS[:: size.every_decision]:
         bash_case(project, decision.format(repo=REPO), env, tally, "decision")
     for tool in ("Write", "Edit", "MultiEdit", "NotebookEdit"):
         for name, target in targets.items():
+            if size.file_targets and name not in size.file_targets:
+                continue
             file_case(project, tool, str(target), env, tally, f"{tool}[{name}]")
             _restore(project, env)
     spellings = [
@@ -311,7 +352,7 @@ def corpus(project: Path, env: dict[str, str], tally: Tally, *, quick: bool) -> 
         f"{project}/.claude/settings.json",
         f"{project}/{RUN_DIR}/results/../team-state.json",
     ]
-    for spelling in spellings:
+    for spelling in spellings[:: size.every_spelling]:
         file_case(project, "Write", spelling, env, tally, "spelling")
         _restore(project, env)
     link = project / "src" / "api" / "alias.md"
@@ -322,7 +363,7 @@ def corpus(project: Path, env: dict[str, str], tally: Tally, *, quick: bool) -> 
     os.link(targets["team-state"], hard)
     file_case(project, "Write", str(hard), env, tally, "hardlink-in-planned")
     hard.unlink()
-    for role in ("analyst", "verifier", "implementer"):
+    for role in size.roles:
         wenv = {
             **env,
             "OKSTRA_WORKER_ROLE": role,
@@ -359,10 +400,15 @@ def _restore(project: Path, env: dict[str, str]) -> None:
 # ---------------------------------------------------------------- odd state and slow inputs
 
 
-def odd_state(base: Path, env: dict[str, str], tally: Tally) -> None:
+def odd_state(base: Path, env: dict[str, str], tally: Tally, size: Size) -> None:
     """The guard's own state pulled away or made odd: every Write of an unplanned path denied, fast."""
+    every = max(1, 15 // size.odd_states)  # of the 15 scenarios below, spread over the list
+    seen = [0]
 
     def scenario(label: str, spoil) -> None:
+        seen[0] += 1
+        if (seen[0] - 1) % every:
+            return
         folder = base / f"odd-{label}"
         project = make_project(folder, env=env)
         spoil(project)
@@ -405,7 +451,7 @@ def odd_state(base: Path, env: dict[str, str], tally: Tally) -> None:
     scenario("not-utf8", lambda p: pointer(p).write_bytes(b'{"runId": "\xff"}'))
 
 
-def slow_inputs(project: Path, env: dict[str, str], tally: Tally) -> None:
+def slow_inputs(project: Path, env: dict[str, str], tally: Tally, size: Size) -> None:
     """The slowest inputs we could build: each must be answered (deny) within 1 s."""
     cases = {
         "64k-command": "echo " + "a" * 65_000 + f" > {project / 'Makefile'}",
@@ -416,7 +462,7 @@ def slow_inputs(project: Path, env: dict[str, str], tally: Tally) -> None:
         "deep-path": f"echo x > {project}/" + "a/" * 3000 + "b",
         "dotdot-path": f"echo x > {project}/src/" + "../src/" * 3000 + "x",
     }
-    for label, command in cases.items():
+    for label, command in list(cases.items())[: size.slow]:
         tally.cases += 1
         before = snapshot(project)
         guard(project, "Bash", command, env, tally, f"slow[{label}]")
@@ -426,7 +472,7 @@ def slow_inputs(project: Path, env: dict[str, str], tally: Tally) -> None:
         "deep-stdin": b"[" * 100_000 + b"]" * 100_000,
         "bad-utf8-stdin": b"\xff" * 1000,
     }
-    for label, raw in stdin_cases.items():
+    for label, raw in list(stdin_cases.items())[: size.slow]:
         tally.cases += 1
         done, took = _timed([str(HOOK)], raw, env)
         _note(tally, took, f"slow[{label}]")
@@ -460,10 +506,10 @@ def base_glob(project: Path) -> Path:
     return other
 
 
-def main(argv: list[str]) -> int:
-    quick = "--quick" in argv
+def collect(size: Size) -> Tally:
+    """Run the corpus at `size`; the figures."""
     tally = Tally()
-    from hostile import commands  # the okstra-command half (exit 70s, deputies, processes)
+    from hostile import commands, sigkill  # the okstra-command half; the SIGKILL/disk-full matrix
 
     with tempfile.TemporaryDirectory(prefix="okstra-hostile-") as tmp:
         base = Path(tmp)
@@ -477,13 +523,20 @@ def main(argv: list[str]) -> int:
         project = make_project(base, env=env)
         _PRISTINE.update({name: path.read_bytes() for name, path in protected(project).items()})
         penv = {**env, "CLAUDE_PROJECT_DIR": str(project)}
-        corpus(project, penv, tally, quick=quick)
-        odd_state(base, env, tally)
-        slow_inputs(project, penv, tally)
-        commands.run_all(base, env, tally, quick=quick)
+        corpus(project, penv, tally, size)
+        odd_state(base, env, tally, size)
+        slow_inputs(project, penv, tally, size)
+        commands.run_all(base, env, tally, parallel=size.parallel_dispatches, every=size.every_command_case)
+        sigkill.run_matrix(base, env, tally, kills=size.kills, fsizes=size.fsizes, pipelines=size.pipelines)
+    return tally
+
+
+def main(argv: list[str]) -> int:
+    size = QUICK if "--quick" in argv else SLICE if "--slice" in argv else FULL
+    tally = collect(size)
     for line in tally.lines():
         print(line)
-    for kind in ("bypasses", "exit70", "orphans", "torn"):
+    for kind in ("bypasses", "exit70", "orphans", "torn", "lost", "litter"):
         for item in getattr(tally, kind)[:20]:
             print(f"  {kind}: {item}")
     return 0 if tally.ok else 1
