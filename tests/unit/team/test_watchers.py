@@ -62,7 +62,7 @@ def test_stop_closes_a_watcher_its_team_watch_was_killed_before_recording(server
     """team-watch SIGKILLed between the pane's launch and its record (make hostile's matrix
     found the pane left running forever): stop closes it by its tags, and only this run's."""
     run = prepare(project, workers=("claude",), lead=server.lead)
-    dispatch.dispatch(run)
+    dispatch.dispatch(run, contract(run))
     wait_for(run, lambda by: by["claude"].status == "completed", what="claude completed")
     unrecorded = watchers.open_watcher(run)
     run.layout.watchers.write_text('{"schemaVersion": "1.0", "watchers": []}')  # the record never made
