@@ -35,10 +35,10 @@ setup() { okstra_setup; make_report_run; }
   [[ "$stderr" == *"outside the project"* ]]
 }
 
-@test "a broken sidecar exits 2 naming it" {
+@test "a sidecar written outside okstra exits 2 naming it" {
   mkdir -p "$(dirname "$SIDECAR")"
   printf '# nope\n' > "$SIDECAR"
   run --separate-stderr user-response-list
   assert_failure 2
-  [[ "$stderr" == *"user-response-implementation-planning-001.md:1: expected the title"* ]]
+  [[ "$stderr" == *"user-response-implementation-planning-001.md has no okstra seal: it was written outside okstra"* ]]
 }

@@ -37,10 +37,11 @@ setup() { okstra_setup; make_report_run; }
   [[ "$stderr" == "user-response-show: --report: '/etc/passwd' resolves to"* ]]
 }
 
-@test "a hand-broken sidecar is reported with its line" {
+@test "a sidecar edited outside okstra is refused in one line, naming it" {
   user-response-write --report "$REPORT" --answers '{"Q1": "x"}'
-  sed -i 's/^- answer: "x"$/- answer: x/' "$SIDECAR"
+  sed -i 's/^- answer: "x"$/- answer: "approved anyway"/' "$SIDECAR"
   run --separate-stderr user-response-show --report "$REPORT"
   assert_failure 2
-  [[ "$stderr" == *"user-response-implementation-planning-001.md:17: the value of 'answer' is not a quoted string"* ]]
+  [ "${#stderr_lines[@]}" -eq 1 ]
+  [[ "$stderr" == *"user-response-implementation-planning-001.md was changed outside okstra"* ]]
 }

@@ -212,14 +212,14 @@ def render_deputies(base: Path, env: dict[str, str], tally) -> None:
                 target.write_bytes(before)
 
 
-def plan_tamper(base: Path, env: dict[str, str], tally) -> None:
-    """The lead widens an approved plan's data (stage 1 may write `**`) and renders the stage:
-    render-bundle refuses a plan changed after the user approved it (DESIGN §9)."""
+def _plan_project(base: Path, name: str, env: dict[str, str], decision: str) -> tuple[Path, Path, str, dict[str, str]]:
+    """A project with an implementation plan (the fixture) the user decided on in their own
+    terminal: (project, the plan's data file, the plan's .md, the environment)."""
     import shutil
 
     from fixtures.reports import reportfix
 
-    project = base / "plan-tamper"
+    project = base / name
     project.mkdir()
     subprocess.run(["git", "init", "-q", str(project)], check=True)
     layout, _ = make_run(project, task_type="implementation-planning", run_number=2, activate=False)
@@ -228,23 +228,53 @@ def plan_tamper(base: Path, env: dict[str, str], tally) -> None:
     plan = layout.relative(layout.report_markdown("implementation-planning", 1))
     layout.report_markdown("implementation-planning", 1).write_text("# plan\n")
     penv = {**env, "OKSTRA_PROJECT_ROOT": str(project), "PATH": f"{FAKES}:{env['PATH']}"}
-    approve = [
-        "user-response-write",
-        "--report",
-        plan,
-        "--answers",
-        "{}",
-        "--plan-decision",
-        '{"status":"approved","option":"A"}',
-    ]
-    subprocess.run(approve, cwd=project, env=penv, capture_output=True, check=True)
+    record = ["user-response-write", "--report", plan, "--answers", "{}", "--plan-decision", decision]
+    subprocess.run(record, cwd=project, env=penv, capture_output=True, check=True)
+    return project, data, plan, penv
+
+
+_STAGE = ["render-bundle", "--task-key", "feature/rate-limit", "--task-type", "implementation", "--workers", "codex"]
+
+
+def plan_tamper(base: Path, env: dict[str, str], tally) -> None:
+    """The lead widens an approved plan's data (stage 1 may write `**`) and renders the stage:
+    render-bundle refuses a plan changed after the user approved it (DESIGN §9)."""
+    project, data, plan, penv = _plan_project(base, "plan-tamper", env, '{"status":"approved","option":"A"}')
     doc = json.loads(data.read_text())
     doc["implementationPlanning"]["stageMap"][0]["plannedPaths"] = ["**"]
     data.write_text(json.dumps(doc))
-    stage = ["render-bundle", "--task-key", "feature/rate-limit", "--task-type", "implementation", "--workers", "codex"]
-    done = _cmd(tally, "render-bundle --stage of a widened plan", [*stage, "--stage", "1", "--plan", plan], cwd=project, env=penv)
+    done = _cmd(
+        tally, "render-bundle --stage of a widened plan", [*_STAGE, "--stage", "1", "--plan", plan], cwd=project, env=penv
+    )
     if done.returncode == 0:
         tally.bypasses.append("render-bundle rendered a stage from a plan changed after the user approved it")
+
+
+def sidecar_forgery(base: Path, env: dict[str, str], tally) -> None:
+    """Between runs (no guard), the lead edits the sidecar: the user's rejection becomes an
+    approval (the recorded plan-sha256 still matches the plan), or a whole PLAN DECISION is
+    appended with the plan's sha256 computed by hand. okstra's readers refuse a sidecar its
+    writer did not write (DESIGN §14): render-bundle --stage renders nothing."""
+    import hashlib
+
+    rejected = '{"status":"rejected","reason":"too wide"}'
+    project, data, plan, penv = _plan_project(base, "sidecar-forgery", env, rejected)
+    sidecar = next((data.parent / "user-responses").glob("*.md"))
+    sidecar.write_text(sidecar.read_text().replace('"rejected"', '"approved"').replace("- option: null", '- option: "A"'))
+    done = _cmd(
+        tally, "render-bundle --stage, rejection edited", [*_STAGE, "--stage", "1", "--plan", plan], cwd=project, env=penv
+    )
+    if done.returncode == 0:
+        tally.bypasses.append("render-bundle rendered a stage from a sidecar whose rejection was edited to an approval")
+    project, data, plan, penv = _plan_project(base, "sidecar-append", env, rejected)
+    sidecar = next((data.parent / "user-responses").glob("*.md"))
+    text = sidecar.read_text().split("## PLAN DECISION")[0]
+    digest = hashlib.sha256(data.read_bytes()).hexdigest()
+    forged = f'## PLAN DECISION\n\n- status: "approved"\n- option: "A"\n- reason: null\n- plan-sha256: "{digest}"\n'
+    sidecar.write_text(text + forged)
+    done = _cmd(tally, "render-bundle --stage, decision forged", [*_STAGE, "--stage", "1", "--plan", plan], cwd=project, env=penv)
+    if done.returncode == 0:
+        tally.bypasses.append("render-bundle rendered a stage from a PLAN DECISION the lead wrote into the sidecar")
 
 
 def _strays() -> list[int]:
@@ -347,5 +377,6 @@ def run_all(base: Path, env: dict[str, str], tally, *, parallel: int, every: int
     bad_input(base, env, tally, every)
     deputies(base, env, tally)
     plan_tamper(base, env, tally)
+    sidecar_forgery(base, env, tally)
     disk_full(base, env, tally, every)
     processes(base, env, tally, parallel=parallel)

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from okstra.core import seal
 from okstra.core.errors import InputError
 
 FORMAT_LINE = "<!-- okstra user-response 1.1; format: docs/user-response-format.md -->"
@@ -496,8 +497,10 @@ def _build(lines: _Lines, lineno: int, numbers: dict[str, int], make: Any, *args
 
 
 def parse(text: str, source: str) -> Responses:
-    """Read a sidecar; every error names `source` and the line (InputError, exit 2)."""
-    lines = _Lines(text, source)
+    """Read a sidecar; every error names `source` and the line (InputError, exit 2). A
+    trailing okstra seal line is checked and left out (`core.seal`); whether one must be
+    there is the reader's call (`user_response.read_sidecar_file`: a run's sidecar must)."""
+    lines = _Lines(seal.open_text(text, source, required=False), source)
     lineno, title = lines.take("the title")
     if not title.startswith("# User response: "):
         raise lines.error(lineno, "expected the title '# User response: <task-type> report <NNN>'")
@@ -550,6 +553,14 @@ def parse(text: str, source: str) -> Responses:
         blocks.get(REPORT_AUTHORING),
         blocks.get(SCOPE_WAIVER),
     )
+
+
+def read_state(path: Any, shown: str) -> Responses:
+    """A run's sidecar, which only okstra's writer (`user_response.record`) writes: its seal
+    must be there and match (`core.seal`, DESIGN §14), else StateError: changed outside okstra."""
+    from okstra.core import fsio
+
+    return parse(seal.open_text(fsio.read_text(path, what="sidecar"), shown, required=True), shown)
 
 
 def _make_block(name: str, f: dict[str, Any]) -> Any:

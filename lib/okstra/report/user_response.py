@@ -236,7 +236,7 @@ def read_sidecar(ref: ReportRef) -> sc.Responses | None:
     path = ref.sidecar
     if not path.exists():
         return None
-    return sc.parse(fsio.read_text(path, what="sidecar"), ref.run.relative(path))
+    return sc.read_state(path, ref.run.relative(path))
 
 
 # ---------------------------------------------------------------- arguments
@@ -466,7 +466,7 @@ def record(
         text = sc.serialize(responses)
         changed = existing is None or sc.serialize(existing) != text
         if changed:
-            fsio.atomic_write(path, text)
+            fsio.atomic_write(path, seal.seal_text(text))
     answered = tuple(a.question_id for a in responses.answers)
     return WriteResult(
         ref.run.relative(path),
@@ -595,7 +595,7 @@ def scope_waivers(root: Path, task_key: str, stage: int) -> list[tuple[str, sc.S
     for folder in sorted(runs.glob(f"{key.group}--{key.task_id}--r*")) if runs.is_dir() else ():
         for path in sorted(project.run(folder.name).responses_dir.glob("user-response-*.md")):
             shown = paths.relative(root, path)
-            waiver = sc.parse(fsio.read_text(path, what="user-response sidecar"), shown).scope_waiver
+            waiver = sc.read_state(path, shown).scope_waiver
             if waiver is not None and waiver.stage == stage:
                 found.append((shown, waiver))
     return found
@@ -700,8 +700,8 @@ def list_run(handle: Run) -> dict[str, Any]:
     for path in sorted(folder.glob("user-response-*.md")) if folder.is_dir() else []:
         rel = run.relative(path)
         try:
-            responses = sc.parse(fsio.read_text(path, what="sidecar"), rel)
-        except InputError as exc:
+            responses = sc.read_state(path, rel)
+        except (InputError, StateError) as exc:
             rows.append({"sidecar": rel, "error": str(exc)})
             continue
         rows.append(

@@ -72,11 +72,11 @@ def is_lead_fallback(document: Mapping[str, Any]) -> bool:
     return header.get("reportAuthor") == LEAD_AUTHOR and header.get("taskType") != RELEASE_HANDOFF
 
 
-def _approval_status(sidecar_text: str, source: str) -> str | None:
+def _approval_status(path: Path, source: str) -> str | None:
     """The REPORT AUTHORING status recorded in a sidecar, or None when it has no such block."""
     from okstra.report import sidecar  # the sidecar format lives in one room
 
-    block = sidecar.parse(sidecar_text, source).report_authoring
+    block = sidecar.read_state(path, source).report_authoring
     return None if block is None else block.status
 
 
@@ -114,7 +114,7 @@ def cross_file_problems(document: Mapping[str, Any], project_root: Path) -> list
         found.append(f"{where}.approvalSidecar: {shown!r} does not exist")
     else:
         try:
-            status = _approval_status(fsio.read_text(sidecar_path, what="sidecar"), shown)
+            status = _approval_status(sidecar_path, shown)
         except OkstraError as exc:
             found.append(f"{where}.approvalSidecar: {shown!r} is not a readable sidecar: {exc}")
         else:

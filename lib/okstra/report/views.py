@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from okstra.core import fsio, paths
-from okstra.core.errors import InputError, ProblemsFound
+from okstra.core.errors import InputError, ProblemsFound, StateError
 from okstra.model import layout as run_layout
 from okstra.report import markdown, render, user_response, validate
 from okstra.report import sidecar as sc
@@ -88,8 +88,8 @@ def _recorded(root: Path, sidecar: Path) -> dict[str, Any] | None:
     if not sidecar.is_file():
         return None
     try:
-        recorded = sc.parse(fsio.read_text(sidecar, what="sidecar"), paths.relative(root, sidecar)).to_dict()
-    except InputError:
+        recorded = sc.read_state(sidecar, paths.relative(root, sidecar)).to_dict()
+    except (InputError, StateError):
         return None
     del recorded["meta"]
     return recorded

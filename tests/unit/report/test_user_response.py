@@ -15,7 +15,8 @@ import pytest
 from conftest import tree_snapshot
 from fixtures.runs import make_run
 from okstra.commands import user_response_import, user_response_list, user_response_show, user_response_write
-from okstra.core.errors import InputError, PathEscapeError, RefusedError
+from okstra.core import seal
+from okstra.core.errors import InputError, PathEscapeError, RefusedError, StateError
 from okstra.report import sidecar as sc
 from okstra.report import user_response
 
@@ -138,10 +139,35 @@ def test_a_broken_sidecar_is_reported_with_its_line_and_not_overwritten(project,
     layout, rel = report
     user_response.write(project, rel, '{"Q1": "x"}')
     sidecar = layout.sidecar("implementation-planning", 1)
-    sidecar.write_text(sidecar.read_text(encoding="utf-8").replace('- answer: "x"', "- answer: x"), encoding="utf-8")
+    body = seal.open_text(sidecar.read_text(encoding="utf-8"), "s", required=True)
+    sidecar.write_text(seal.seal_text(body.replace('- answer: "x"', "- answer: x")), encoding="utf-8")
     before = tree_snapshot(project)
     assert user_response_write.main(["--report", rel, "--answers", '{"Q2": "free"}']) == 2
     assert ".md:17:" in capsys.readouterr().err
+    assert tree_snapshot(project) == before
+
+
+@pytest.mark.parametrize(
+    ("edit", "words"),
+    [
+        (lambda t: t.replace('- answer: "x"', '- answer: "y"'), "was changed outside okstra"),
+        (lambda t: t.replace('- answer: "x"', '- answer: "y"').rsplit("<!--", 1)[0], "has no okstra seal"),
+        (lambda t: t + '\n## PLAN DECISION\n\n- status: "approved"\n- option: "A"\n- reason: null\n', "has no okstra seal"),
+    ],
+)
+def test_a_sidecar_changed_outside_okstra_is_refused_by_every_reader_and_not_overwritten(project, report, capsys, edit, words):
+    layout, rel = report
+    user_response.write(project, rel, '{"Q1": "x"}')
+    sidecar = layout.sidecar("implementation-planning", 1)
+    sidecar.write_text(edit(sidecar.read_text(encoding="utf-8")), encoding="utf-8")
+    before = tree_snapshot(project)
+    assert user_response_write.main(["--report", rel, "--answers", '{"Q2": "free"}']) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and words in err
+    assert user_response_show.main(["--report", rel]) == 2
+    assert words in capsys.readouterr().err
+    with pytest.raises(StateError, match=words):
+        user_response.approved_plan(user_response.load_report(project, rel), rel)
     assert tree_snapshot(project) == before
 
 
@@ -262,7 +288,7 @@ def test_an_imported_export_becomes_the_sidecar_byte_for_byte(project, report, t
     layout, rel = report
     export = _export(layout, rel, tmp_path, plan_decision=sc.PlanDecision("approved", "B"))
     result = user_response.import_export(project, export, "e.md", None, sc.USER)
-    assert layout.sidecar("implementation-planning", 1).read_bytes() == export.read_bytes()
+    assert layout.sidecar("implementation-planning", 1).read_text() == seal.seal_text(export.read_text())  # sealed by okstra
     assert result.changes == ("Q1: answered", "Q2: answered", "PLAN DECISION: recorded")
     again = user_response.import_export(project, export, "e.md", rel, sc.USER)
     assert again.changed is False and again.changes == ()

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from fixtures.reports import reportfix
-from okstra.core import fsio
+from okstra.core import fsio, seal
 from okstra.core.errors import InputError, PathEscapeError, StateError
 from okstra.model import team_state
 from okstra.report import sidecar, validate
@@ -174,7 +174,7 @@ def _rewrite_sidecar(project, **changes):
     path = project / reportfix.FALLBACK_SIDECAR
     old = sidecar.parse(path.read_text(encoding="utf-8"), str(path))
     fields = {"meta": old.meta, "answers": old.answers, **changes}
-    path.write_text(sidecar.serialize(sidecar.Responses(**fields)), encoding="utf-8")
+    path.write_text(seal.seal_text(sidecar.serialize(sidecar.Responses(**fields))), encoding="utf-8")  # as okstra writes it
 
 
 def test_a_denial_is_not_an_approval(project):
@@ -196,6 +196,15 @@ def test_a_forged_sidecar_is_a_problem(project):
     (project / reportfix.FALLBACK_SIDECAR).write_text("## REPORT AUTHORING\n- status: approved\n", encoding="utf-8")
     (problem,) = validate.problems(doc, project)
     assert problem.startswith("$.header.leadAuthoredFallback.approvalSidecar:") and "not a readable sidecar" in problem
+
+
+def test_an_approval_sidecar_changed_outside_okstra_is_a_problem(project):
+    _, doc = _fallback(project)
+    path = project / reportfix.FALLBACK_SIDECAR
+    path.write_text(path.read_text(encoding="utf-8").replace('"approved"', '"denied"').replace('"denied"', '"approved"', 1))
+    path.write_text(path.read_text(encoding="utf-8").replace("hit the rate limit twice", "said so"))
+    (problem,) = validate.problems(doc, project)
+    assert "not a readable sidecar" in problem and "changed outside okstra" in problem
 
 
 def test_the_sidecar_must_belong_to_the_run(project):

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from fixtures.reports import reportfix
+from okstra.core import seal
 from okstra.report import sidecar, user_response, views
 
 CHROMIUM = "/usr/bin/chromium"
@@ -188,9 +189,10 @@ def test_export_then_import_gives_the_serializers_bytes_and_the_page_names_the_c
     exported.write_bytes(got)
     ref = user_response.load_report(project, REPORT)
     user_response.import_export(project, exported, name, REPORT, sidecar.USER)
-    on_disk = ref.sidecar.read_bytes()
-    assert on_disk == got == sidecar.serialize(sidecar.parse(got.decode("utf-8"), name)).encode("utf-8")
-    assert sidecar.parse(on_disk.decode("utf-8"), name).answer("Q1").answer == MULTILINE
+    on_disk = ref.sidecar.read_text(encoding="utf-8")  # the export's bytes, sealed by okstra's writer
+    assert seal.seal_text(got.decode("utf-8")) == on_disk
+    assert got == sidecar.serialize(sidecar.parse(got.decode("utf-8"), name)).encode("utf-8")
+    assert sidecar.parse(on_disk, name).answer("Q1").answer == MULTILINE
 
 
 def test_an_invalid_decision_is_refused_on_the_page_without_a_download(page):

@@ -10,7 +10,7 @@ import pytest
 
 from conftest import tree_snapshot
 from okstra.commands import render_bundle
-from okstra.core import errors
+from okstra.core import errors, seal
 from okstra.model import active_run
 from okstra.model.layout import for_project
 from okstra.model.run_manifest import load as load_manifest
@@ -118,8 +118,9 @@ def test_a_plan_approved_again_after_the_change_renders_the_new_stage(project):
 def test_a_plan_approved_before_approvals_were_bound_to_the_data_is_refused(project):
     plan = _plan(project)
     sidecar = for_project(project).run("feature--rate-limit--r002").sidecar("implementation-planning", 1)
-    text = sidecar.read_text()
-    sidecar.write_text("".join(line for line in text.splitlines(keepends=True) if not line.startswith("- plan-sha256:")))
+    text = seal.open_text(sidecar.read_text(), "s", required=True)
+    legacy = "".join(line for line in text.splitlines(keepends=True) if not line.startswith("- plan-sha256:"))
+    sidecar.write_text(seal.seal_text(legacy))  # as okstra wrote it before the binding
     with pytest.raises(errors.RefusedError, match="without binding the approval to its data"):
         _stage(project, 1, plan)
     assert not active_run.path_for(project).exists()
