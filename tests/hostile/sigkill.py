@@ -129,7 +129,11 @@ def _answers(world: World) -> str:
 def _export(world: World) -> None:
     """What the HTML view's Export downloads: the sidecar, answered differently."""
     sidecars = list((Path(world.memo["report"]).parent / "user-responses").glob("*.md"))
-    text = sidecars[0].read_text().replace("yes, cover the tests too", "no, only the code")
+    from okstra.core import seal
+
+    # The view exports the content without okstra's seal line (DESIGN §14).
+    content = seal.open_text(sidecars[0].read_text(), sidecars[0].name, required=True)
+    text = content.replace("yes, cover the tests too", "no, only the code")
     downloads = world.home / "Downloads"
     downloads.mkdir(exist_ok=True)
     (downloads / sidecars[0].name).write_text(text)
