@@ -10,6 +10,10 @@ BATS := .deps/node_modules/bats/bin/bats
 RESULTS := build/test-results
 export BATS_LIB_PATH := $(CURDIR)/.deps/node_modules
 FILE ?=
+# Bats tests run side by side, one per core, where GNU parallel is installed (README "Dependencies"):
+# most of them wait on processes, panes and files rather than compute.
+BATS_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
+BATS_PARALLEL := $(if $(and $(shell command -v parallel),$(filter-out 0 1,$(BATS_JOBS))),--jobs $(BATS_JOBS))
 
 .PHONY: help deps test test-unit test-bats lint install uninstall bench hostile demo clean
 
@@ -30,9 +34,9 @@ test-unit: deps ## unit tests (pytest); FILE=tests/unit/... for one file
 	@mkdir -p $(RESULTS)
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m pytest --junitxml=$(RESULTS)/pytest.xml $(or $(FILE),tests/unit)
 
-test-bats: deps ## command tests (bats); FILE=tests/bats/x.bats for one file
+test-bats: deps ## command tests (bats); FILE=tests/bats/x.bats for one file; BATS_JOBS=1 one at a time
 	@mkdir -p $(RESULTS)
-	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(BATS) --formatter tap $(or $(FILE),tests/bats) | tee $(RESULTS)/bats.tap
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(BATS) --formatter tap $(BATS_PARALLEL) $(or $(FILE),tests/bats) | tee $(RESULTS)/bats.tap
 
 lint: deps ## ruff check, ruff format --check and shellcheck
 	$(VENV)/bin/ruff check lib bin hooks tests

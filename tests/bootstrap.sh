@@ -5,7 +5,7 @@
 # a .venv with the pinned dev requirements, the runtime requirements' wheels
 # in build/wheels/ (the tests install from them offline), bats-core with bats-support and
 # bats-assert (npm registry into .deps/, else Debian's packages), and, when
-# running as root, tmux, chromium and shellcheck from apt when missing.
+# running as root, tmux, chromium, shellcheck and GNU parallel from apt when missing.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -45,6 +45,11 @@ apt_missing=()
 command -v tmux >/dev/null 2>&1 || apt_missing+=(tmux)
 command -v chromium >/dev/null 2>&1 || apt_missing+=(chromium)
 command -v shellcheck >/dev/null 2>&1 || apt_missing+=(shellcheck)
+# GNU parallel only speeds the bats run up (bats --jobs; without it the tests run one at a time),
+# so it is fetched when we can, never demanded.
+if ! command -v parallel >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  apt_missing+=(parallel)
+fi
 if [ ${#apt_missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     say "installing ${apt_missing[*]} with apt-get"
