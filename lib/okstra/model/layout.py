@@ -229,6 +229,14 @@ def for_project(root: Path) -> ProjectLayout:
     return ProjectLayout(Path(root).resolve())
 
 
+def run_of_reports_folder(root: Path, folder: Path) -> RunLayout | None:
+    """The run whose `reports/` folder `folder` is (both resolved), else None."""
+    runs = for_project(root).okstra_dir.resolve() / names.RUNS_DIR
+    if folder.name == names.REPORTS_DIR and folder.parent.parent == runs:
+        return for_project(root).run(folder.parent.name)
+    return None
+
+
 def report_output(root: Path, data: Path, target: Path, *, suffix: str, given: bool) -> Path:
     """Where render-final-report (`.md`) and render-report-views (`.html`) may write the
     rendering of `data` (DESIGN §14). A run's report renders only into that run's
@@ -238,7 +246,7 @@ def report_output(root: Path, data: Path, target: Path, *, suffix: str, given: b
     safe. The folder check is `core.paths.own_file`, the rule worker-run uses for its result."""
     okstra = for_project(root).okstra_dir
     folder = Path(data).resolve().parent
-    in_run = folder.name == "reports" and folder.parent.parent == okstra.resolve() / "runs"
+    in_run = run_of_reports_folder(root, folder) is not None
     hint = "omit --output: the output goes beside the report data"
     if paths.is_inside(folder, okstra.resolve()) and not in_run:
         raise InputError(f"{data} is inside {okstra} but not in a run's reports folder", hint="render a run's report")
@@ -246,7 +254,7 @@ def report_output(root: Path, data: Path, target: Path, *, suffix: str, given: b
         raise InputError(f"--output: {target} is not in a run's reports folder ({data} is not a run's report)", hint=hint)
     if Path(target).suffix != suffix:
         raise InputError(f"--output: {target} is not a {suffix} file", hint=f"name a {suffix} file in {folder}")
-    never = (folder / "user-responses",) if in_run else (okstra,)
+    never = (folder / names.RESPONSES_DIR,) if in_run else (okstra,)
     return paths.own_file(target, folder, source="--output", hint=hint, never=never)
 
 

@@ -24,7 +24,7 @@ from typing import Any
 from okstra.core import fsio, paths, seal
 from okstra.core.clock import now_iso
 from okstra.core.errors import InputError, RefusedError, StateError
-from okstra.model.layout import OKSTRA_DIR, Run, RunLayout, data_of, for_project, markdown_of, report_stem
+from okstra.model.layout import Run, RunLayout, data_of, for_project, markdown_of, report_stem, run_of_reports_folder
 from okstra.report import sidecar as sc
 
 # Set by Claude Code in its Bash-tool and hook subprocesses (ecosystem reference), and by
@@ -105,14 +105,12 @@ def _report_files(root: Path, value: str) -> tuple[RunLayout, Path, Path]:
     path = paths.argument(root, value, source="--report")
     if report_stem(path) is None:
         raise InputError(f"--report: {value!r} is neither a report .md nor its .data.json")
-    reports = path.parent
-    runs = root / OKSTRA_DIR / "runs"
-    if reports.name != "reports" or reports.parent.parent != runs:
+    run = run_of_reports_folder(root, path.parent)
+    if run is None:
         raise InputError(
             f"--report: {value!r} is not inside a run's reports folder",
             hint="pass .okstra/runs/<run-id>/reports/<report>.md",
         )
-    run = for_project(root).run(reports.parent.name)
     return run, markdown_of(path), data_of(path)
 
 
@@ -586,7 +584,7 @@ def check_against_report(ref: ReportRef, responses: sc.Responses, text: str, sho
 def scope_waivers(root: Path, task_key: str, stage: int) -> list[tuple[str, sc.ScopeWaiver]]:
     """Every SCOPE WAIVER the user recorded for `stage` of `task_key`, in any of the task's
     sidecars (normally the approved plan's), with the sidecar it is in (DESIGN §10)."""
-    from okstra.model.layout import TaskKey, for_project
+    from okstra.model.layout import TaskKey
 
     key = TaskKey.parse(task_key)
     project = for_project(root)
