@@ -3,7 +3,9 @@
 A run's age counts from the last time anything in its folder changed (a run
 the lead still works in is young however early it started). The active run is
 never pruned, whatever its age; neither is anything outside `.okstra/runs/`
-(sequences, config, the hooks-install record).
+(sequences, config, the hooks-install record). A run is first renamed out of the
+runs' names (`.<run-id>.pruned.tmp`, one atomic step), then removed: a prune killed
+midway leaves that hidden folder, never half a run, and the next prune removes it.
 """
 
 from __future__ import annotations
@@ -16,6 +18,9 @@ from pathlib import Path
 
 from okstra.model import active_run
 from okstra.model.layout import for_project
+
+
+PRUNED = ".pruned.tmp"  # the suffix of a run renamed away to be removed
 
 
 @dataclass(frozen=True)
@@ -57,7 +62,8 @@ def old_runs(root: Path, older_than: float, *, now: float | None = None) -> list
     now = time.time() if now is None else now
     found = []
     for entry in sorted(runs_dir.iterdir()):
-        if entry.name == active or entry.is_symlink() or not entry.is_dir():
+        # A dot name is a render-bundle's staging folder or a prune's leftover, not a run.
+        if entry.name == active or entry.name.startswith(".") or entry.is_symlink() or not entry.is_dir():
             continue
         newest, size = _last_change_and_size(entry)
         if now - newest >= older_than:
@@ -68,8 +74,14 @@ def old_runs(root: Path, older_than: float, *, now: float | None = None) -> list
 def prune(root: Path, older_than: float, *, dry_run: bool = False) -> list[Candidate]:
     """Remove the runs `old_runs` names (nothing with `dry_run`); what was (or would be) removed."""
     done = []
+    runs_dir = for_project(root).okstra_dir / "runs"
+    if not dry_run and runs_dir.is_dir():
+        for leftover in runs_dir.glob(f".*{PRUNED}"):
+            shutil.rmtree(leftover, ignore_errors=True)
     for candidate in old_runs(root, older_than):
         if not dry_run:
-            shutil.rmtree(candidate.path)
+            doomed = candidate.path.with_name(f".{candidate.run_id}{PRUNED}")
+            os.rename(candidate.path, doomed)
+            shutil.rmtree(doomed)
         done.append(Candidate(candidate.run_id, candidate.path, candidate.age_seconds, candidate.size_bytes, not dry_run))
     return done

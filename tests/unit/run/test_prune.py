@@ -58,3 +58,18 @@ def test_a_recent_file_deep_inside_makes_the_run_young(project):
 
 def test_no_runs_folder_is_nothing_to_do(project):
     assert prune.prune(project, 1) == []
+
+
+def test_a_prune_killed_midway_leaves_a_hidden_leftover_never_half_a_run(project):
+    """A run is renamed away in one step before it is removed; what a killed prune left
+    (`.<id>.pruned.tmp`) is not a run, and the next prune removes it. A render-bundle's
+    staging folder (a dot name) is never taken for a run, however old."""
+    runs = project / ".okstra" / "runs"
+    _run(project, "a--old--r001", 40)
+    leftover = _run(project, "a--gone--r001", 40).rename(runs / ".a--gone--r001.pruned.tmp")
+    staging = _run(project, "a--new--r001", 40).rename(runs / ".a--new--r001.x1y2.tmp")
+    assert [c.run_id for c in prune.old_runs(project, 30 * 86400)] == ["a--old--r001"]
+    removed = prune.prune(project, 30 * 86400)
+    assert [c.run_id for c in removed] == ["a--old--r001"]
+    assert sorted(p.name for p in runs.iterdir()) == [staging.name]
+    assert not leftover.exists()
