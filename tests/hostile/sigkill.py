@@ -140,6 +140,15 @@ def _export(world: World) -> None:
     world.memo["export"] = str(downloads / sidecars[0].name)
 
 
+def _age_runs(world: World) -> None:
+    """Every run two days old (kept by the trials' copies), so runs-prune --older-than 1d
+    removes the same runs in the uncut run as in every trial."""
+    past = time.time() - 2 * 86400
+    for dirpath, dirnames, filenames in os.walk(world.project / ".okstra" / "runs"):
+        for name in dirnames + filenames:
+            os.utime(os.path.join(dirpath, name), (past, past), follow_symlinks=False)
+
+
 def analysis_steps() -> list[Step]:
     brief = "Review api/limiter: should take() ever refuse? Acceptance: findings cite lines."
     return [
@@ -214,8 +223,13 @@ def analysis_steps() -> list[Step]:
             after=_export,
         ),  # fmt: skip
         Step("user-response-import", "user-response-import", lambda w: ["user-response-import", w.memo["export"]]),
-        Step("team-teardown", "team-teardown", lambda w: ["team-teardown", "--run-manifest", w.manifest(), "--grace", "2"]),
-        Step("runs-prune", "runs-prune", lambda w: ["runs-prune", "--older-than", "1s"]),
+        Step(
+            "team-teardown",
+            "team-teardown",
+            lambda w: ["team-teardown", "--run-manifest", w.manifest(), "--grace", "2"],
+            after=_age_runs,
+        ),
+        Step("runs-prune", "runs-prune", lambda w: ["runs-prune", "--older-than", "1d"]),
         Step("okstra-config", "okstra-config unset", lambda w: ["okstra-config", "unset", "default-workers"]),
         Step(
             "hooks-install", "hooks-install --uninstall", lambda w: ["hooks-install", "--project", str(w.project), "--uninstall"]
@@ -470,7 +484,19 @@ def check_world(before: dict[str, bytes], after_ref: dict[str, bytes], now: dict
     for rel in before:
         if rel in after_ref and rel not in now and not _skipped(rel):
             lost.append(rel)
+    # A run the uncut command removed (runs-prune) is there whole or gone, never half of it.
+    removed = {_run_of(rel) for rel in before if _run_of(rel) and not any(_run_of(r) == _run_of(rel) for r in after_ref)}
+    for run in sorted(removed):
+        had = [rel for rel in before if _run_of(rel) == run and not _skipped(rel)]
+        left = [rel for rel in had if rel in now]
+        if left and len(left) != len(had):
+            torn.append(f"{run}: half removed ({len(left)} of {len(had)} files left)")
     return torn, lost
+
+
+def _run_of(rel: str) -> str | None:
+    parts = rel.split("/")
+    return "/".join(parts[:3]) if len(parts) > 3 and parts[:2] == [".okstra", "runs"] else None
 
 
 # ---------------------------------------------------------------- processes

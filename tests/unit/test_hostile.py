@@ -80,6 +80,15 @@ def test_the_matrix_sees_a_torn_file(rel, data, why):
     assert sigkill.check_world(new, new, {}) == ([], [rel])
 
 
+def test_a_half_removed_run_is_torn_a_whole_or_gone_one_is_not():
+    run = [f".okstra/runs/r1/{name}" for name in ("run-manifest.json", "team-state.json", "results/a.md")]
+    before = {rel: b"{}" for rel in run}
+    assert sigkill.check_world(before, {}, {}) == ([], [])
+    assert sigkill.check_world(before, {}, dict(before)) == ([], [])
+    torn, lost = sigkill.check_world(before, {}, {run[0]: b"{}"})
+    assert torn == [".okstra/runs/r1: half removed (1 of 3 files left)"] and lost == []
+
+
 def test_a_state_file_that_parses_but_breaks_its_schema_is_torn(tmp_path):
     from fixtures.runs import make_run
 
