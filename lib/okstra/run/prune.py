@@ -19,7 +19,6 @@ from pathlib import Path
 from okstra.model import active_run
 from okstra.model.layout import for_project
 
-
 PRUNED = ".pruned.tmp"  # the suffix of a run renamed away to be removed
 
 
