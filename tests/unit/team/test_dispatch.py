@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import time
 
 import pytest
 
@@ -32,12 +31,12 @@ def server(monkeypatch, tmp_path):
 
 def test_dispatch_records_pane_ids_and_returns_at_once(server, project, monkeypatch):
     monkeypatch.setenv("OKSTRA_FAKE_MODE", "slow")
-    monkeypatch.setenv("OKSTRA_FAKE_DELAY", "2")
+    monkeypatch.setenv("OKSTRA_FAKE_DELAY", "5")
     run = prepare(project, lead=server.lead)
-    t0 = time.monotonic()
     outcome = dispatch.dispatch(run, contract(run))
-    assert time.monotonic() - t0 < 1.5
     by = latest(run)
+    # Returned without waiting for the workers (each takes 5 s): none has finished yet.
+    assert not any(d.terminal for d in by.values())
     assert {w: by[w].pane_id for w in by} == {d.worker_id: d.pane_id for d in outcome.dispatched}
     assert all(d.dispatched_at and d.pid for d in by.values())
     rows = server.panes()

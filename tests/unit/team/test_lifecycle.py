@@ -127,7 +127,9 @@ def test_dry_runs_close_nothing_and_write_nothing(server, project):
 def test_a_bad_pane_id_in_the_state_is_refused_and_nothing_changes(server, project, bad):
     run = prepare(project, workers=("claude", "grok"), lead=server.lead)
     outcome = dispatch.dispatch(run, contract(run))
-    wait_for(run, lambda by: by["claude"].status == "completed" and by["grok"].status == "in-progress")
+    # grok's worker-run records its child's pid after it marks itself in-progress: wait for
+    # that too, so the team state is still while the refusals are checked.
+    wait_for(run, lambda by: by["claude"].status == "completed" and by["grok"].status == "in-progress" and by["grok"].child_pid)
     team_state.update_dispatch(run.team_state_path, "claude", 1, lambda d: d.evolve(pane_id=bad))
     state_dir = run.layout.dir  # (the running worker keeps writing its log and heartbeat)
     before_files, before_panes = tree_snapshot(state_dir), set(server.panes())
