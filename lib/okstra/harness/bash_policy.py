@@ -171,132 +171,151 @@ _UNQUOTED_REFUSED = {
 }
 
 
-def tokenise(command: str, home: str) -> list[tuple[list[str], list[tuple[str, str]]]]:
+Simple = tuple[list[str], list[tuple[str, str]]]  # (words, [(redirect operator, target)])
+
+
+def tokenise(command: str, home: str) -> list[Simple]:
     """Simple commands as (words, [(redirect operator, target)]); Denied when not understood."""
     if "\x00" in command:
         raise Denied("the command holds a NUL byte")
-    result: list[tuple[list[str], list[tuple[str, str]]]] = []
-    words: list[str] = []
-    redirects: list[tuple[str, str]] = []
-    pending: str | None = None  # a redirect operator waiting for its target
-    word: list[str] = []
-    has_word = False
-    quoted = False  # the current word has a quoted part (no ~ expansion, not an fd number)
-    i, n = 0, len(command)
+    return _Tokeniser(command, home).run()
 
-    def finish_word() -> None:
-        nonlocal word, has_word, pending, quoted
-        if not has_word:
-            return
-        text = "".join(word)
-        if not quoted and (text == "~" or text.startswith("~/")):
-            text = home.rstrip("/") + text[1:]
-        elif not quoted and text.startswith("~"):
-            raise Denied(f"{text!r}: ~user is not resolved")
-        if pending is not None:
-            redirects.append((pending, text))
-            pending = None
-        else:
-            words.append(text)
-        word, has_word, quoted = [], False, False
 
-    def finish_command() -> None:
-        nonlocal words, redirects
-        finish_word()
-        if pending is not None:
-            raise Denied(f"a redirection {pending} without a target")
-        if words or redirects:
-            result.append((words, redirects))
-        words, redirects = [], []
+class _Tokeniser:
+    """A conservative reading of one shell command line: quotes, escapes, redirections and
+    separators are understood; every expansion, glob, group or here-document is Denied."""
 
-    while i < n:
-        ch = command[i]
-        if ch == "\\":
-            if i + 1 < n and command[i + 1] == "\n":
-                i += 2  # line continuation
-                continue
-            if i + 1 >= n:
-                raise Denied("a trailing backslash")
-            word.append(command[i + 1])
-            has_word = quoted = True
-            i += 2
-            continue
-        if ch == "'":
-            end = command.find("'", i + 1)
-            if end < 0:
-                raise Denied("an unterminated ' quote")
-            word.append(command[i + 1 : end])
-            has_word = quoted = True
-            i = end + 1
-            continue
-        if ch == '"':
-            j = i + 1
-            while j < n and command[j] != '"':
-                c = command[j]
-                if c in "$`":
-                    raise Denied(f"{_UNQUOTED_REFUSED[c]} inside double quotes")
-                if c == "\\" and j + 1 < n and command[j + 1] in '"\\$`\n':
-                    if command[j + 1] != "\n":
-                        word.append(command[j + 1])
-                    j += 2
-                    continue
-                word.append(c)
-                j += 1
-            if j >= n:
-                raise Denied('an unterminated " quote')
-            has_word = quoted = True
-            i = j + 1
-            continue
-        if ch == "#" and not has_word:
-            end = command.find("\n", i)
-            i = n if end < 0 else end
-            continue
-        if ch in " \t\r":
-            finish_word()
-            i += 1
-            continue
-        if ch in "<>" or command.startswith("&>", i):
-            fd = ""
-            if has_word and not quoted and "".join(word).isdigit():
-                fd = "".join(word)
-                word, has_word = [], False
+    def __init__(self, command: str, home: str) -> None:
+        self.command, self.home, self.n = command, home, len(command)
+        self.result: list[Simple] = []
+        self.words: list[str] = []
+        self.redirects: list[tuple[str, str]] = []
+        self.pending: str | None = None  # a redirect operator waiting for its target
+        self.word: list[str] = []
+        self.has_word = False
+        self.quoted = False  # the current word has a quoted part (no ~ expansion, not an fd number)
+
+    def run(self) -> list[Simple]:
+        command, n, i = self.command, self.n, 0
+        while i < n:
+            ch = command[i]
+            if ch == "\\":
+                i = self._escape(i)
+            elif ch == "'":
+                i = self._single_quoted(i)
+            elif ch == '"':
+                i = self._double_quoted(i)
+            elif ch == "#" and not self.has_word:
+                end = command.find("\n", i)
+                i = n if end < 0 else end
+            elif ch in " \t\r":
+                self._finish_word()
+                i += 1
+            elif ch in "<>" or command.startswith("&>", i):
+                i = self._redirection(i)
             else:
-                finish_word()
-            if pending is not None:
-                raise Denied(f"a redirection {pending} without a target")
-            if command.startswith("<<", i):
-                raise Denied("a here-document or here-string (<<); pass the input as a file")
-            j = i + 1 if ch in "<>" else i + 2
-            while j < n and command[j] in ">|":
-                j += 1
-            op = fd + command[i:j]
-            if j < n and command[j] == "&":  # >&2, 2>&1, <&0, >&-: a descriptor, no file
-                k = j + 1
-                while k < n and (command[k].isdigit() or command[k] == "-"):
-                    k += 1
-                if k > j + 1 and (k == n or command[k] in " \t\n;&|"):
-                    i = k
+                sep = next((s for s in _SEPARATORS if command.startswith(s, i)), None)
+                if sep is not None:
+                    self._finish_command()
+                    i += len(sep)
                     continue
-                raise Denied(f"the redirection {op}& to something other than a descriptor")
-            if op.rstrip("0123456789").startswith("<>") or "<>" in op:
-                op = op.replace("<>", ">")  # read-write opens for writing: judged as a write
-            pending = op
-            i = j
-            continue
-        sep = next((s for s in _SEPARATORS if command.startswith(s, i)), None)
-        if sep is not None:
-            finish_command()
-            i += len(sep)
-            continue
-        if ch in _UNQUOTED_REFUSED:
-            raise Denied(f"{_UNQUOTED_REFUSED[ch]} is not resolved by the guard")
-        if ch < " ":
-            raise Denied(f"a control character {ch!r}")
-        word.append(ch)
-        has_word = True
-        i += 1
-    finish_command()
-    return result
+                if ch in _UNQUOTED_REFUSED:
+                    raise Denied(f"{_UNQUOTED_REFUSED[ch]} is not resolved by the guard")
+                if ch < " ":
+                    raise Denied(f"a control character {ch!r}")
+                self.word.append(ch)
+                self.has_word = True
+                i += 1
+        self._finish_command()
+        return self.result
+
+    def _escape(self, i: int) -> int:
+        command = self.command
+        if i + 1 < self.n and command[i + 1] == "\n":
+            return i + 2  # line continuation
+        if i + 1 >= self.n:
+            raise Denied("a trailing backslash")
+        self.word.append(command[i + 1])
+        self.has_word = self.quoted = True
+        return i + 2
+
+    def _single_quoted(self, i: int) -> int:
+        end = self.command.find("'", i + 1)
+        if end < 0:
+            raise Denied("an unterminated ' quote")
+        self.word.append(self.command[i + 1 : end])
+        self.has_word = self.quoted = True
+        return end + 1
+
+    def _double_quoted(self, i: int) -> int:
+        command, n, word = self.command, self.n, self.word
+        j = i + 1
+        while j < n and command[j] != '"':
+            c = command[j]
+            if c in "$`":
+                raise Denied(f"{_UNQUOTED_REFUSED[c]} inside double quotes")
+            if c == "\\" and j + 1 < n and command[j + 1] in '"\\$`\n':
+                if command[j + 1] != "\n":
+                    word.append(command[j + 1])
+                j += 2
+                continue
+            word.append(c)
+            j += 1
+        if j >= n:
+            raise Denied('an unterminated " quote')
+        self.has_word = self.quoted = True
+        return j + 1
+
+    def _redirection(self, i: int) -> int:
+        command, n = self.command, self.n
+        fd = ""
+        if self.has_word and not self.quoted and "".join(self.word).isdigit():
+            fd = "".join(self.word)
+            self.word, self.has_word = [], False
+        else:
+            self._finish_word()
+        if self.pending is not None:
+            raise Denied(f"a redirection {self.pending} without a target")
+        if command.startswith("<<", i):
+            raise Denied("a here-document or here-string (<<); pass the input as a file")
+        j = i + 1 if command[i] in "<>" else i + 2
+        while j < n and command[j] in ">|":
+            j += 1
+        op = fd + command[i:j]
+        if j < n and command[j] == "&":  # >&2, 2>&1, <&0, >&-: a descriptor, no file
+            k = j + 1
+            while k < n and (command[k].isdigit() or command[k] == "-"):
+                k += 1
+            if k > j + 1 and (k == n or command[k] in " \t\n;&|"):
+                return k
+            raise Denied(f"the redirection {op}& to something other than a descriptor")
+        if op.rstrip("0123456789").startswith("<>") or "<>" in op:
+            op = op.replace("<>", ">")  # read-write opens for writing: judged as a write
+        self.pending = op
+        return j
+
+    def _finish_word(self) -> None:
+        if not self.has_word:
+            return
+        text = "".join(self.word)
+        if not self.quoted and (text == "~" or text.startswith("~/")):
+            text = self.home.rstrip("/") + text[1:]
+        elif not self.quoted and text.startswith("~"):
+            raise Denied(f"{text!r}: ~user is not resolved")
+        if self.pending is not None:
+            self.redirects.append((self.pending, text))
+            self.pending = None
+        else:
+            self.words.append(text)
+        self.word, self.has_word, self.quoted = [], False, False
+
+    def _finish_command(self) -> None:
+        self._finish_word()
+        if self.pending is not None:
+            raise Denied(f"a redirection {self.pending} without a target")
+        if self.words or self.redirects:
+            self.result.append((self.words, self.redirects))
+        self.words, self.redirects = [], []
 
 
 # ---------------------------------------------------------------- commands
