@@ -62,6 +62,8 @@ def _watching(pid: int, timeout: float = 10.0) -> None:
             links = [os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")]
         except OSError:
             links = []
+        if not links and not os.path.exists(f"/proc/{pid}"):
+            raise RuntimeError(f"worker-wait exited before it watched (pid {pid})")
         if "anon_inode:inotify" in links:
             time.sleep(0.05)  # past the first assessment, into select()
             return
@@ -85,6 +87,7 @@ def _latency(ctx: Context, keeper: subprocess.Popen) -> float:
     for w in workers:
         proc = subprocess.Popen(
             [str(wait_bin), "--run-manifest", str(layout.manifest), "--worker", w, "--timeout", "60"],
+            cwd=root,  # a run manifest is taken only inside the project the command works in
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
@@ -108,6 +111,7 @@ def _cpu(ctx: Context, keeper: subprocess.Popen) -> float:
     _in_flight(layout, workers, keeper.pid)
     proc = subprocess.Popen(
         [str(ctx.prefix / "bin" / "worker-wait"), "--run-manifest", str(layout.manifest), "--timeout", "120"],
+        cwd=root,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
