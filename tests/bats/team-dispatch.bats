@@ -44,13 +44,27 @@ teardown() { team_teardown; }
 
 @test "a bad pane id in the team state exits 2 with one line and starts nothing" {
   prepare_run tmux-pane claude,codex
-  python3 -c 'import json,sys; p=sys.argv[1]; d=json.load(open(p)); d["workerDispatches"][0]["paneId"]="%1; kill-server"; json.dump(d, open(p,"w"))' "$RUN_DIR/team-state.json"
+  edit_team_state "$RUN_DIR/team-state.json" 'd["workerDispatches"][0]["paneId"] = "%1; kill-server"'
   before=$(tree_snapshot "$PROJECT/.okstra")
   run --separate-stderr team-dispatch
   assert_failure 2
   [ "$(printf '%s\n' "$stderr" | wc -l)" -eq 1 ]
   [[ "$stderr" == *"is not a tmux-pane pane id"* ]]
   [ "$(tree_snapshot "$PROJECT/.okstra")" = "$before" ]
+}
+
+@test "a team state changed outside okstra is refused by team-status, worker-run, team-dispatch and worker-wait: one line, exit 2, nothing changed" {
+  prepare_run tmux-pane claude,codex
+  python3 -c 'import json,sys; p=sys.argv[1]; d=json.load(open(p)); d["workerDispatches"][0]["status"]="completed"; json.dump(d, open(p,"w"))' "$RUN_DIR/team-state.json"
+  before=$(tree_snapshot "$PROJECT/.okstra")
+  for cmd in team-status "worker-run --run-manifest $RUN_DIR/run-manifest.json --worker claude" team-dispatch "worker-wait --timeout 1"; do
+    # shellcheck disable=SC2086  # the command and its arguments, split on purpose
+    run --separate-stderr $cmd
+    assert_failure 2
+    [ "$(printf '%s\n' "$stderr" | wc -l)" -eq 1 ]
+    [[ "$stderr" == *"team-state.json was changed outside okstra"*"render-bundle"* ]]
+    [ "$(tree_snapshot "$PROJECT/.okstra")" = "$before" ]
+  done
 }
 
 @test "with no active run it says so and exits 2" {

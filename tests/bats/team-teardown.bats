@@ -53,7 +53,7 @@ teardown() { team_teardown; }
   prepare_run tmux-pane claude
   team-dispatch 2>/dev/null
   wait_status claude completed
-  python3 -c 'import json,sys; p=sys.argv[1]; d=json.load(open(p)); d["workerDispatches"][0]["paneId"]="$(touch pwned)"; json.dump(d, open(p,"w"))' "$RUN_DIR/team-state.json"
+  edit_team_state "$RUN_DIR/team-state.json" 'd["workerDispatches"][0]["paneId"] = "$(touch pwned)"'
   before=$(panes | cut -d' ' -f1)
   run --separate-stderr team-teardown
   assert_failure 2

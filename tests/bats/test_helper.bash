@@ -36,6 +36,15 @@ tree_snapshot() { # <dir>
   (cd "$dir" && find . -type f -print0 | sort -z | xargs -0 -r sha256sum)
 }
 
+# edit_team_state FILE CODE: set up a scenario by running python CODE on `d` (the team-state
+# document) and sealing it again with okstra's own seal, so it is not a hand edit (DESIGN §14).
+edit_team_state() { # <team-state.json> <python code on d>
+  "$REPO_ROOT/.venv/bin/python" -c 'import sys; sys.path[:0] = sys.argv[1:3]
+from pathlib import Path
+from fixtures.team import edit_team_state
+edit_team_state(Path(sys.argv[3]), lambda d: exec(sys.argv[4], {"d": d}))' "$REPO_ROOT/lib" "$REPO_ROOT/tests" "$1" "$2"
+}
+
 # okstra_install PREFIX: leaves PREFIX holding what `install.sh --prefix PREFIX` makes, for
 # tests whose starting point is an installed okstra (not the install itself). The first call
 # for a PREFIX in a bats file runs install.sh and keeps a copy; later calls restore the copy

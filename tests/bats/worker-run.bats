@@ -20,8 +20,9 @@ field() { # <worker> <field>
 }
 
 set_field() { # <worker> <field> <json value>
-  python3 -c 'import json,sys; p=sys.argv[1]; d=json.load(open(p)); [x.__setitem__(sys.argv[3], json.loads(sys.argv[4])) for x in d["workerDispatches"] if x["workerId"]==sys.argv[2]]; json.dump(d, open(p,"w"))' \
-    "$RUN_DIR/team-state.json" "$1" "$2" "$3"
+  W=$1 F=$2 V=$3 edit_team_state "$RUN_DIR/team-state.json" "import json, os
+for x in d['workerDispatches']:
+    if x['workerId'] == os.environ['W']: x[os.environ['F']] = json.loads(os.environ['V'])"
 }
 
 @test "a fake worker completes: result written, usage and status recorded" {

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 from fixtures.runs import FAKES, make_run
+from fixtures.team import edit_team_state
 
 REPO = Path(__file__).resolve().parents[2]
 GRANDCHILD_MARK = "31415"  # sleep's argument: how a stray grandchild is found in /proc
@@ -165,17 +166,23 @@ def deputies(base: Path, env: dict[str, str], tally) -> None:
     sidecar = layout.sidecar("analysis", 1)
     sidecar.parent.mkdir(parents=True, exist_ok=True)
     sidecar.write_text("# the user's answers\n")
-    # worker-run told (by a hand-edited team state) that its result is the sidecar.
-    state = json.loads(layout.team_state.read_text())
-    state["workerDispatches"][0]["resultPath"] = layout.relative(sidecar)
-    layout.team_state.write_text(json.dumps(state))
-    _cmd(
-        tally,
-        "worker-run resultPath=sidecar",
-        ["worker-run", "--run-manifest", str(layout.manifest), "--worker", "claude-analyst"],
-        cwd=project,
-        env=penv,
-    )
+    # worker-run told that its result is the sidecar: first by a hand edit (refused by the
+    # team state's seal, DESIGN §14: exit 2, nothing changed), then by a sealed state (the
+    # scenario set up through okstra's seal, refused by the path rule behind it).
+    argv = ["worker-run", "--run-manifest", str(layout.manifest), "--worker", "claude-analyst"]
+    clean = layout.team_state.read_text()
+    for edit, value in (("resultPath", layout.relative(sidecar)), ("status", "completed")):
+        state = json.loads(clean)
+        state["workerDispatches"][0][edit] = value
+        layout.team_state.write_text(json.dumps(state))
+        handed = layout.team_state.read_text()
+        done = _cmd(tally, f"worker-run hand-edited {edit}", argv, cwd=project, env=penv)
+        err = done.stderr.decode("utf-8", "replace")
+        if done.returncode != 2 or "changed outside okstra" not in err or layout.team_state.read_text() != handed:
+            tally.bypasses.append(f"worker-run read a team state with a hand-edited {edit} (exit {done.returncode})")
+    layout.team_state.write_text(clean)
+    edit_team_state(layout.team_state, lambda doc: doc["workerDispatches"][0].update(resultPath=layout.relative(sidecar)))
+    _cmd(tally, "worker-run resultPath=sidecar (sealed)", argv, cwd=project, env=penv)
     if sidecar.read_text() != "# the user's answers\n":
         tally.bypasses.append("worker-run wrote its result over a sidecar named in the team state")
     render_deputies(base, env, tally)

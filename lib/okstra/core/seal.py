@@ -46,3 +46,37 @@ def open_text(text: str, source: str, *, required: bool) -> str:
     if last != f"{_PREFIX}{sha256_hex(body.encode('utf-8'))}{_SUFFIX}" or not text.endswith("\n"):
         raise StateError(f"{source} was changed outside okstra (its sha256 differs from the seal okstra wrote)", hint=_HINT)
     return body
+
+
+# -- the seal of a JSON state file okstra writes (DESIGN §14) ---------------------------
+# A JSON state file (the team state) carries its seal as a top-level "seal" member:
+# "sha256:<hex>" of the canonical form of the document without that member. The
+# canonical form (sorted keys, no whitespace, UTF-8) is defined here once, so the
+# writer and the reader cannot disagree about what was sealed.
+
+SEAL_KEY = "seal"
+_JSON_PREFIX = "sha256:"
+
+
+def _canonical(document: dict) -> bytes:
+    import json
+
+    body = {key: value for key, value in document.items() if key != SEAL_KEY}
+    return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+def seal_json(document: dict) -> dict:
+    """`document` with its seal member, ready for the same atomic write."""
+    return {**document, SEAL_KEY: _JSON_PREFIX + sha256_hex(_canonical(document))}
+
+
+def open_json(document: object, source: str, hint: str) -> dict:
+    """`document` without its seal member, checked against it. A document with no seal,
+    or one that differs, is refused: StateError (exit 2) naming `source`."""
+    from okstra.core.errors import StateError
+
+    if not isinstance(document, dict) or SEAL_KEY not in document:
+        raise StateError(f"{source} has no okstra seal: it was written outside okstra (or by an older okstra)", hint=hint)
+    if document[SEAL_KEY] != _JSON_PREFIX + sha256_hex(_canonical(document)):
+        raise StateError(f"{source} was changed outside okstra (its sha256 differs from the seal okstra wrote)", hint=hint)
+    return {key: value for key, value in document.items() if key != SEAL_KEY}

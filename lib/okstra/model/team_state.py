@@ -7,11 +7,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from okstra.core import fsio
+from okstra.core import fsio, seal
 from okstra.core.errors import StateError
 from okstra.model.dispatch import Dispatch, is_rate_limited
 
 SCHEMA_VERSION = "1.0"
+# What to do about a team state okstra did not write (DESIGN §14).
+_SEAL_HINT = "okstra's own commands write it; undo the change (restore the file), or prepare the run again with render-bundle"
 
 
 @dataclass(frozen=True)
@@ -57,8 +59,23 @@ class TeamState:
         )
 
 
+def _open(raw: Any, path: Path) -> TeamState:
+    """The state a sealed document holds; refused when its seal is missing or differs (DESIGN §14)."""
+    return TeamState.from_dict(seal.open_json(raw, str(path), _SEAL_HINT), str(path))
+
+
 def load(path: Path) -> TeamState:
-    return TeamState.from_dict(fsio.read_json(path, what="team-state file"), str(path))
+    return _open(fsio.read_json(path, what="team-state file"), path)
+
+
+def document(state: TeamState) -> dict[str, Any]:
+    """The file's content: `state` and its seal (DESIGN §14)."""
+    return seal.seal_json(state.to_dict())
+
+
+def write(path: Path, state: TeamState) -> None:
+    """The one team-state writer: the document and its seal in one atomic write (DESIGN §14)."""
+    fsio.write_json(path, document(state))
 
 
 def update(path: Path, change: Callable[[TeamState], TeamState | None]) -> TeamState:
@@ -66,13 +83,13 @@ def update(path: Path, change: Callable[[TeamState], TeamState | None]) -> TeamS
     result: list[TeamState] = []
 
     def mutate(raw: Any) -> bool:
-        current = TeamState.from_dict(raw, str(path))
+        current = _open(raw, path)
         new = change(current)
         result.append(new or current)
         if new is None or new == current:
             return False
         raw.clear()
-        raw.update(new.to_dict())
+        raw.update(document(new))
         return True
 
     fsio.update_json(path, mutate)

@@ -275,7 +275,7 @@ def prepare(project_root: Path, request: BundleRequest, *, catalog: Catalog | No
     estimates = _estimates(request, run_id, dispatches, texts, catalog)
     state = TeamState(run_id, tuple(d.evolve(estimate=estimates[d.worker_id]) for d in dispatches))
     for path, name, document in (
-        (run.team_state, "team-state", state.to_dict()),
+        (run.team_state, "team-state", team_state.document(state)),
         (run.manifest, "run-manifest", manifest.to_dict()),
         (project.active_run, "active-run", active.to_dict()),
     ):
@@ -467,7 +467,7 @@ def _write_run(p: Prepared, run: layout.RunLayout, staging: Path) -> None:
     for sub in (run.results_dir, run.logs_dir, run.reports_dir):
         inside(sub).mkdir(parents=True, exist_ok=True)
     fsio.atomic_write(inside(run.brief), p.brief.rstrip("\n") + "\n")
-    fsio.write_json(inside(run.team_state), p.team_state.to_dict())
+    team_state.write(inside(run.team_state), p.team_state)
     fsio.write_json(inside(run.manifest), p.manifest.to_dict())
     if p.budget is not None:
         fsio.write_json(inside(run.spend), p.budget)

@@ -11,6 +11,7 @@ import pytest
 
 from okstra.core import fsio
 from okstra.harness import compact_reminder
+from okstra.model import team_state
 from okstra.model.dispatch import Dispatch
 from okstra.model.layout import RunLayout
 from okstra.model.run_manifest import RunManifest
@@ -69,7 +70,7 @@ def prepare(root: Path, statuses: dict[str, str], *, planned=None, task_type="an
         )
         for w, s in statuses.items()
     )
-    fsio.write_json(layout.team_state, TeamState(RUN_ID, dispatches).to_dict())
+    team_state.write(layout.team_state, TeamState(RUN_ID, dispatches))
     return layout
 
 

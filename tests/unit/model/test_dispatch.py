@@ -70,7 +70,12 @@ def test_the_team_state_schema_allows_exactly_these_statuses():
     found = json.dumps(doc)
     for status in dm.STATUSES:
         assert f'"{status}"' in found, status
-    state = {"schemaVersion": "1.0", "runId": "feature--x--r001", "workerDispatches": [FULL.to_dict()]}
+    state = {
+        "schemaVersion": "1.0",
+        "runId": "feature--x--r001",
+        "workerDispatches": [FULL.to_dict()],
+        "seal": "sha256:" + "0" * 64,
+    }
     assert schemas.problems("team-state", state) == []
     state["workerDispatches"][0]["status"] = "finished"
     assert [line.split(":")[0] for line in schemas.problems("team-state", state)] == ["$.workerDispatches[0].status"]

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from fixtures.runs import add_attempt, make_run
-from okstra.core import fsio
+from fixtures.team import edit_team_state
+from okstra.core import fsio, seal
 from okstra.core.errors import InputError, StateError
 from okstra.model import team_state
 from okstra.model.dispatch import COMPLETED, ERROR, Dispatch
@@ -64,7 +65,7 @@ def test_a_prepared_team_state_loads_with_one_pending_attempt_per_worker(run):
 def test_a_state_written_and_loaded_again_is_equal(run):
     state = team_state.load(run.team_state)
     changed = TeamState(state.run_id, (state.dispatches[0].evolve(status=COMPLETED, exit_code=0), *state.dispatches[1:]))
-    fsio.write_json(run.team_state, changed.to_dict())
+    team_state.write(run.team_state, changed)
     assert team_state.load(run.team_state) == changed
     assert changed.to_dict()["schemaVersion"] == team_state.SCHEMA_VERSION == "1.0"
 
@@ -118,9 +119,7 @@ def test_loading_a_torn_file_names_it_and_the_line(run):
 
 
 def test_a_bad_record_is_refused_naming_the_file(run):
-    doc = json.loads(run.team_state.read_text(encoding="utf-8"))
-    doc["workerDispatches"][1]["status"] = "finished"
-    run.team_state.write_text(json.dumps(doc), encoding="utf-8")
+    edit_team_state(run.team_state, lambda doc: doc["workerDispatches"][1].update(status="finished"))
     with pytest.raises(StateError, match=rf"^{run.team_state}: dispatch 'codex-analyst' has status 'finished'; "):
         team_state.load(run.team_state)
 
@@ -199,3 +198,41 @@ def test_two_processes_updating_at_once_lose_no_change(run, tmp_path):
     attempts = {w: sorted(d.attempt for d in state.dispatches if d.worker_id == w) for w in ("claude-analyst", "codex-analyst")}
     assert attempts == {w: list(range(1, rounds + 2)) for w in attempts}
     assert [d.attempt for d in state.dispatches if d.worker_id == "grok-analyst"] == [1]
+
+
+# -- the seal (DESIGN §14) -------------------------------------------------------------
+
+
+def test_the_writer_seals_the_file_and_the_seal_matches_its_content(run):
+    doc = json.loads(run.team_state.read_text(encoding="utf-8"))
+    assert doc["seal"].startswith("sha256:")
+    assert seal.open_json(doc, "t", "") == team_state.load(run.team_state).to_dict()
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda doc: doc["workerDispatches"][0].update(status="completed"),
+        lambda doc: doc["workerDispatches"][0].update(resultPath="../elsewhere.md"),
+        lambda doc: doc.pop("seal"),
+    ],
+    ids=["status", "resultPath", "no-seal"],
+)
+def test_a_team_state_changed_outside_okstra_is_refused_by_load_and_update(run, edit):
+    doc = json.loads(run.team_state.read_text(encoding="utf-8"))
+    edit(doc)
+    run.team_state.write_text(json.dumps(doc), encoding="utf-8")
+    before = run.team_state.read_bytes()
+    for read in (lambda: team_state.load(run.team_state), lambda: add_attempt(run, "codex-analyst")):
+        with pytest.raises(StateError, match=rf"^{run.team_state} (was changed outside okstra|has no okstra seal)") as refused:
+            read()
+        assert "\n" not in str(refused.value) and "render-bundle" in str(refused.value)
+    assert run.team_state.read_bytes() == before
+
+
+def test_a_team_state_from_an_older_okstra_without_a_seal_is_refused_with_the_reason(run):
+    doc = json.loads(run.team_state.read_text(encoding="utf-8"))
+    del doc["seal"]
+    fsio.write_json(run.team_state, doc)
+    with pytest.raises(StateError, match="has no okstra seal: it was written outside okstra \\(or by an older okstra\\)"):
+        team_state.load(run.team_state)
