@@ -102,6 +102,7 @@ def _teardown_once(ctx: Context, n: int) -> float:
         done = subprocess.run(
             [str(ctx.prefix / "bin" / "team-teardown"), "--run-manifest", str(layout.manifest), "--json"],
             env=_env(ctx, sock, lead),
+            cwd=root,  # a run manifest is taken only inside the project the command works in
             capture_output=True,
             text=True,
             check=False,
@@ -207,6 +208,7 @@ def _dispatch_once(ctx: Context, n: int) -> float:
         done = subprocess.run(
             [str(ctx.prefix / "bin" / "team-dispatch"), "--run-manifest", str(layout.manifest), "--json"],
             env=env,
+            cwd=root,  # a run manifest is taken only inside the project the command works in
             capture_output=True,
             text=True,
             check=False,
@@ -217,6 +219,7 @@ def _dispatch_once(ctx: Context, n: int) -> float:
         subprocess.run(
             [str(ctx.prefix / "bin" / "team-teardown"), "--run-manifest", str(layout.manifest), "--grace", "3"],
             env=env,
+            cwd=root,  # a run manifest is taken only inside the project the command works in
             capture_output=True,
             check=False,
         )
