@@ -215,3 +215,31 @@ def test_a_write_past_the_file_size_limit_fails_cleanly_and_leaves_the_old_docum
     assert done.returncode == 2, done.stderr
     assert json.loads(target.read_text()) == {"old": True}
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no temporary left
+
+
+def test_update_json_leaves_no_file_open_whether_it_writes_refuses_or_fails(tmp_path):
+    """The replaced document's file is kept open past the rename (its freeing runs after the
+    lock is released); every path out of update_json must still close it."""
+    path = tmp_path / "state.json"
+    fsio.write_json(path, {"n": 0})
+    open_before = len(os.listdir("/proc/self/fd"))
+
+    def fail(doc):
+        raise RuntimeError("mutator failed")
+
+    for _ in range(50):
+        fsio.update_json(path, lambda doc: doc.update(n=doc["n"] + 1) is None)
+        fsio.update_json(path, lambda doc: False)
+        with pytest.raises(RuntimeError):
+            fsio.update_json(path, fail)
+    assert len(os.listdir("/proc/self/fd")) == open_before
+    assert json.loads(path.read_text()) == {"n": 50}
+
+
+def test_update_json_on_a_folder_or_non_utf8_file_is_an_input_error(tmp_path):
+    (tmp_path / "dir.json").mkdir()
+    with pytest.raises(errors.InputError, match="is a directory, expected a state file"):
+        fsio.update_json(tmp_path / "dir.json", lambda doc: False)
+    (tmp_path / "latin.json").write_bytes(b'{"a": "\xe9"}')
+    with pytest.raises(errors.InputError, match="not UTF-8 text"):
+        fsio.update_json(tmp_path / "latin.json", lambda doc: False)
