@@ -10,7 +10,10 @@ A watcher is tagged with its own kind (`watcher`) and recorded apart from the
 dispatch records (`runs/<id>/watchers.json`), so `team-reclaim` and
 `team-teardown`, which close only the panes of dispatches, never close one.
 Only the explicit, run-scoped `stop()` does (also a watcher pane its team-watch,
-killed between launch and record, never recorded: its tags name it).
+killed between launch and record, never recorded: its tags name it). A watcher's
+number is chosen inside the locked update of `watchers.json` that records it, and
+its pane is launched there under that id: concurrent team-watch calls get distinct
+ids and none is lost.
 """
 
 from __future__ import annotations
@@ -85,31 +88,37 @@ def open_watcher(run: Run, workers: tuple[str, ...] = ()) -> Watcher:
     chosen = [state.find(w) for w in workers] if workers else list(state.latest())
     if not any(d.log_path for d in chosen):
         raise RefusedError(f"run {run.manifest.run_id} has no worker logs to watch", hint="dispatch the workers first")
-    number = len(recorded(run)) + 1
-    watcher_id = f"watcher-{number}"
     # The pane runs this same interpreter (the install's venv) on team-watch's feed.
     argv = [sys.executable, str(cli.BIN_DIR / "team-watch"), "--feed", "--run-manifest", str(run.layout.manifest)]
     for d in chosen if workers else ():
         argv += ["--worker", d.worker_id]
-    spec = LaunchSpec(
-        worker_id=watcher_id,
-        attempt=1,
-        argv=tuple(argv),
-        title=f"okstra watch {run.manifest.run_id}",
-        log_path=run.layout.logs_dir / f"{watcher_id}.log",
-        cwd=run.root,
-        kind=WATCHER,
-    )
-    launched = backend.launch([spec])[0]
-    watcher = Watcher(watcher_id, launched.pane_id or "", launched.pid, now_iso("seconds"), tuple(d.worker_id for d in chosen))
+    made: list[Watcher] = []
 
     def add(doc: dict[str, Any]) -> bool:
-        doc.setdefault("watchers", []).append(watcher.to_dict())
+        # The number is chosen, the pane launched under it and the watcher recorded in one
+        # locked update, so two team-watch calls at once never share an id (DESIGN §6).
+        schemas.check_state("watchers", doc, str(run.layout.watchers))
+        number = max((int(w["watcherId"].rsplit("-", 1)[1]) for w in doc["watchers"]), default=0) + 1
+        watcher_id = f"watcher-{number}"
+        spec = LaunchSpec(
+            worker_id=watcher_id,
+            attempt=1,
+            argv=tuple(argv),
+            title=f"okstra watch {run.manifest.run_id}",
+            log_path=run.layout.logs_dir / f"{watcher_id}.log",
+            cwd=run.root,
+            kind=WATCHER,
+        )
+        launched = backend.launch([spec])[0]
+        made.append(
+            Watcher(watcher_id, launched.pane_id or "", launched.pid, now_iso("seconds"), tuple(d.worker_id for d in chosen))
+        )
+        doc["watchers"].append(made[0].to_dict())
         schemas.check_state("watchers", doc, str(run.layout.watchers))
         return True
 
     fsio.update_json(run.layout.watchers, add, default=_default)
-    return watcher
+    return made[0]
 
 
 def stop(run: Run, *, dry_run: bool = False) -> Closed:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 
 import pytest
 
@@ -72,6 +73,40 @@ def test_stop_closes_a_watcher_its_team_watch_was_killed_before_recording(server
     assert watchers.stop(run, dry_run=True).closed == (unrecorded.pane_id,)
     assert watchers.stop(run).closed == (unrecorded.pane_id,)
     assert unrecorded.pane_id not in server.panes() and other in server.panes()
+
+
+def test_team_watch_calls_at_once_get_distinct_ids_all_recorded_each_pane_under_its_own(server, project):
+    """Four opens racing on one run (each thread its own lock descriptor, as separate team-watch
+    processes have): each id is chosen inside the locked update that records it, so none is
+    shared and none is lost, and each pane and log carries the id that was recorded."""
+    run = prepare(project, workers=("claude",), lead=server.lead)
+    dispatch.dispatch(run, contract(run))
+    wait_for(run, lambda by: by["claude"].status == "completed", what="claude completed")
+    start = threading.Barrier(4)
+    opened: list[watchers.Watcher] = []
+    failed: list[BaseException] = []
+
+    def open_one() -> None:
+        try:
+            start.wait(timeout=10)
+            opened.append(watchers.open_watcher(run))
+        except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
+            failed.append(exc)
+
+    threads = [threading.Thread(target=open_one) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert not failed, failed
+    ids = sorted(w.watcher_id for w in opened)
+    assert ids == ["watcher-1", "watcher-2", "watcher-3", "watcher-4"]
+    stored = json.loads(run.layout.watchers.read_text())["watchers"]
+    assert sorted((w["watcherId"], w["paneId"]) for w in stored) == sorted((w.watcher_id, w.pane_id) for w in opened)
+    rows = server.panes()
+    for watcher in opened:
+        assert rows[watcher.pane_id]["worker"] == watcher.watcher_id and rows[watcher.pane_id]["kind"] == "watcher"
+    assert sorted(watchers.stop(run).closed) == sorted(w.pane_id for w in opened)
 
 
 def test_a_cli_wrapper_run_has_no_panes_to_watch(project):
