@@ -189,7 +189,7 @@ def begin_worker(run: Run, worker_id: str, attempt: int | None) -> WorkerScope |
         return None
     manifest, layout, state_path = run.manifest, run.layout, run.team_state_path
     d = team_state.load(state_path).find(worker_id, attempt)
-    if d.terminal:  # worker-run will refuse it: its recorded scope stands
+    if d.terminal:  # written off meanwhile (teardown): its record stands
         return None
     ((writer, _),) = writers(root, layout, [d])
     stage = approved_stage(root, manifest)

@@ -15,8 +15,9 @@ PROG = "worker-run"
 
 
 def _scope_begin(run: Run, worker: str, attempt: int | None):
-    """stage-check's snapshot before the worker runs; a failure here never stops the worker
-    (worker-run reports a bad run or worker itself), it is only noted on the dispatch."""
+    """stage-check's snapshot before the provider starts, taken once worker-run has passed
+    every check that can refuse (its `at_start`), so a refused worker-run writes nothing
+    (DESIGN §14); a failure here never stops the worker, it is only noted on the dispatch."""
     from okstra.commands import stage_check
     from okstra.core.errors import OkstraError
 
@@ -54,14 +55,15 @@ def _run(args: argparse.Namespace) -> int:
     worker = check_worker_id(args.worker, "--worker")
     attempt = cli.positive_int(args.attempt, "--attempt") if args.attempt is not None else None
     run = open_run(args.run_manifest, project_root=args.project_root)
-    scope = _scope_begin(run, worker, attempt)
+    scope = []  # the snapshot, once worker-run may no longer refuse
     done = worker_run.run(
         run,
         catalog.load(run.root),  # heavy (YAML, schema): only when a worker really runs
         worker,
         attempt,
         echo=getattr(sys.stdout, "buffer", None),  # a pane shows the output as it arrives
-        at_end=lambda: _scope_end(scope, worker, attempt),
+        at_start=lambda: scope.append(_scope_begin(run, worker, attempt)),
+        at_end=lambda: _scope_end(scope[0] if scope else None, worker, attempt),
     )
     if done.signal is not None:
         cli.say(PROG, f"{done.worker_id}: terminated by {signal.Signals(done.signal).name}")

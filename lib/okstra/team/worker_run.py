@@ -80,6 +80,10 @@ class Plan:
     evidence_dir: Path
     cli_model: str
     workdir: Path | None = None  # the provider's working directory: the project, or the worker's worktree
+    # Called once the dispatch is marked in-progress, just before the provider starts: what
+    # it writes (the scope snapshot, DESIGN §10) is written only after every check that can
+    # refuse has passed, so a refused worker-run changes nothing on disk (DESIGN §14).
+    at_start: Callable[[], None] | None = None
     # Extra fields for the terminal record, computed just before it is written (the
     # scope verdict, DESIGN §10): nothing changes a dispatch after it is terminal.
     at_end: Callable[[], dict[str, Any]] | None = None
@@ -466,10 +470,11 @@ def run(
     attempt: int | None = None,
     *,
     echo: BinaryIO | None = None,
+    at_start: Callable[[], None] | None = None,
     at_end: Callable[[], dict[str, Any]] | None = None,
 ) -> Finished:
     """Run one dispatch to its terminal status and say how it ended."""
-    plan = replace(prepare(handle, catalog, worker_id, attempt), at_end=at_end)
+    plan = replace(prepare(handle, catalog, worker_id, attempt), at_start=at_start, at_end=at_end)
     processes.become_subreaper()  # a setsid grandchild stays ours, so we can stop it (DESIGN §6)
     try:
         return _run(plan, worker_id, echo)
@@ -484,6 +489,8 @@ def _run(plan: Plan, worker_id: str, echo: BinaryIO | None) -> Finished:
     with _Signals() as signals:
         _mark_started(plan)
         _beat(plan, None, 0)
+        if plan.at_start is not None:
+            plan.at_start()
         with contextlib.suppress(FileNotFoundError):
             plan.answer_path.unlink()
         plan.evidence_dir.mkdir(parents=True, exist_ok=True)

@@ -454,3 +454,67 @@ def test_a_flood_of_garbage_non_utf8_and_a_truncated_line_is_an_error_with_one_l
     assert d.status == "error" and d.exit_code == 0
     assert d.reason == "no result file and no answer in output (stdout ends in a truncated JSON line)"
     assert layout.log_path("claude-analyst").stat().st_size > 841 * 20 * 1024 + (3 << 20)  # nothing lost: the log has it all
+
+
+def _listing(root: Path) -> dict[str, tuple[str, int, str]]:
+    """Every folder and file under `root` but `.git` (whose index git itself refreshes): kind, size, sha256."""
+    import hashlib
+
+    found = {}
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root)
+        if rel.parts[0] == ".git":
+            continue
+        if path.is_dir():
+            found[str(rel)] = ("dir", 0, "")
+        else:
+            data = path.read_bytes()
+            found[str(rel)] = ("file", len(data), hashlib.sha256(data).hexdigest())
+    return found
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        "bad attempt",
+        "unknown worker",
+        "result on a sidecar",
+        "no result path",
+        "log outside logs",
+        "already running",
+        "unknown provider",
+    ],
+)
+def test_a_refused_worker_run_in_a_git_project_leaves_every_file_as_it_was(project, case):
+    """Every check that can refuse runs before stage-check's snapshot is written (DESIGN §14):
+    the project (a git work tree, so worker-run would snapshot it) is byte for byte the same."""
+    layout, _ = make_run(project, ["claude"])
+    args = ["--worker", "claude-analyst"]
+    if case == "bad attempt":
+        args += ["--attempt", "2"]
+    elif case == "unknown worker":
+        args = ["--worker", "nobody"]
+    elif case == "result on a sidecar":
+        set_dispatch(
+            layout, "claude-analyst", result_path=layout.relative(layout.responses_dir / "user-response-analysis-001.md")
+        )
+    elif case == "no result path":
+        set_dispatch(layout, "claude-analyst", result_path=None)
+    elif case == "log outside logs":
+        set_dispatch(layout, "claude-analyst", log_path=layout.relative(layout.results_dir / "claude-analyst.log"))
+    elif case == "already running":
+        me = os.getpid()
+        set_dispatch(layout, "claude-analyst", status="in-progress", pid=me, pid_start_time=processes.start_time(me))
+    else:
+        set_dispatch(layout, "claude-analyst", provider="nope")
+    before = _listing(project)
+    done = subprocess.run(
+        [sys.executable, str(BIN / "worker-run"), "--run-manifest", str(layout.manifest), *args],
+        capture_output=True,
+        text=True,
+        env=fakes_env(),
+        timeout=60,
+    )
+    assert done.returncode == 2, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert _listing(project) == before
