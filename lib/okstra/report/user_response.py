@@ -125,6 +125,27 @@ def load_report(root: Path, value: str) -> ReportRef:
     run, markdown, data_path = _report_files(root, value)
     source = paths.relative(root, data_path) if data_path.exists() else str(data_path)
     doc = fsio.read_json(data_path, what="report data file")
+    header, number = _checked_header(doc, source, run)
+    questions = _open_questions(doc, source)
+    options = _implementation_options(doc)
+    decisions = _decisions_required(doc)
+    _check_header_names_a_sidecar(header, number, source)
+    return ReportRef(
+        run,
+        markdown,
+        data_path,
+        header["taskKey"],
+        header["taskType"],
+        number,
+        header["runId"],
+        questions,
+        options,
+        decisions,
+    )
+
+
+def _checked_header(doc: Any, source: str, run: RunLayout) -> tuple[Mapping[str, Any], int]:
+    """The data file's header and report number, refused unless it names this run's report."""
     if not isinstance(doc, Mapping) or not isinstance(doc.get("header"), Mapping):
         raise InputError(f"{source}: $.header: missing; not a final-report data file")
     header = doc["header"]
@@ -135,56 +156,64 @@ def load_report(root: Path, value: str) -> ReportRef:
         raise InputError(f"{source}: $.header.reportNumber: expected a whole number from 1")
     if header["runId"] != run.run_id:
         raise InputError(f"{source}: $.header.runId {header['runId']!r} does not match the run folder {run.run_id!r}")
+    return header, number
+
+
+def _open_questions(doc: Mapping[str, Any], source: str) -> tuple[Question, ...]:
+    """`openQuestions`, each checked: a usable id given once, string options, text fields."""
     raw_questions = doc.get("openQuestions", [])
     if not isinstance(raw_questions, list):
         raise InputError(f"{source}: $.openQuestions: expected a list")
     questions: list[Question] = []
     for i, raw in enumerate(raw_questions):
-        where = f"{source}: $.openQuestions[{i}]"
-        if not isinstance(raw, Mapping):
-            raise InputError(f"{where}: expected an object")
-        qid = _text(raw.get("id"), f"{where}.id")
-        if not sc.QUESTION_ID.fullmatch(qid) or any(q.id == qid for q in questions):
-            raise InputError(f"{where}.id: {qid!r} is not a usable question id (or appears twice)")
-        options = raw.get("options") or []
-        if not isinstance(options, list) or not all(isinstance(o, str) for o in options):
-            raise InputError(f"{where}.options: expected a list of strings")
-        context = raw.get("context")
-        questions.append(
-            Question(
-                qid,
-                _text(raw.get("question"), f"{where}.question"),
-                _text(raw.get("kind", "free-text"), f"{where}.kind"),
-                tuple(options),
-                None if context is None else _text(context, f"{where}.context"),
-            )
-        )
+        questions.append(_open_question(raw, f"{source}: $.openQuestions[{i}]", questions))
+    return tuple(questions)
+
+
+def _open_question(raw: Any, where: str, earlier: list[Question]) -> Question:
+    """One open question, its id not used by an `earlier` one."""
+    if not isinstance(raw, Mapping):
+        raise InputError(f"{where}: expected an object")
+    qid = _text(raw.get("id"), f"{where}.id")
+    if not sc.QUESTION_ID.fullmatch(qid) or any(q.id == qid for q in earlier):
+        raise InputError(f"{where}.id: {qid!r} is not a usable question id (or appears twice)")
+    options = raw.get("options") or []
+    if not isinstance(options, list) or not all(isinstance(o, str) for o in options):
+        raise InputError(f"{where}.options: expected a list of strings")
+    context = raw.get("context")
+    return Question(
+        qid,
+        _text(raw.get("question"), f"{where}.question"),
+        _text(raw.get("kind", "free-text"), f"{where}.kind"),
+        tuple(options),
+        None if context is None else _text(context, f"{where}.context"),
+    )
+
+
+def _implementation_options(doc: Mapping[str, Any]) -> tuple[Option, ...]:
+    """The plan's options a decision may name; entries without a string id are not options."""
     planning = doc.get("implementationPlanning") or {}
-    options: tuple[Option, ...] = ()
-    if isinstance(planning, Mapping) and isinstance(planning.get("implementationOptions"), list):
-        options = tuple(
-            Option(o["id"], o["name"] if isinstance(o.get("name"), str) else o["id"])
-            for o in planning["implementationOptions"]
-            if isinstance(o, Mapping) and isinstance(o.get("id"), str)
-        )
+    if not isinstance(planning, Mapping) or not isinstance(planning.get("implementationOptions"), list):
+        return ()
+    return tuple(
+        Option(o["id"], o["name"] if isinstance(o.get("name"), str) else o["id"])
+        for o in planning["implementationOptions"]
+        if isinstance(o, Mapping) and isinstance(o.get("id"), str)
+    )
+
+
+def _decisions_required(doc: Mapping[str, Any]) -> tuple[str, ...]:
+    """The decision blocks the report asks for (`decisionsRequired.<key>: true`)."""
     required = doc.get("decisionsRequired") or {}
-    decisions = tuple(name for key, name in BLOCK_KEYS.items() if isinstance(required, Mapping) and required.get(key) is True)
+    return tuple(name for key, name in BLOCK_KEYS.items() if isinstance(required, Mapping) and required.get(key) is True)
+
+
+def _check_header_names_a_sidecar(header: Mapping[str, Any], number: int, source: str) -> None:
+    """The header's task key, type and run id must be ones a sidecar header can carry."""
     try:
         sc.SidecarMeta(header["taskKey"], header["taskType"], number, header["runId"], "x", "x")
     except InputError as exc:
         raise InputError(f"{source}: $.header: {exc.message}") from None
-    return ReportRef(
-        run,
-        markdown,
-        data_path,
-        header["taskKey"],
-        header["taskType"],
-        number,
-        header["runId"],
-        tuple(questions),
-        options,
-        decisions,
-    )
 
 
 def plan_sha256(ref: ReportRef) -> str:
@@ -422,49 +451,11 @@ def record(
     path = ref.sidecar
     source_report = ref.run.relative(ref.markdown)
     with fsio.locked(path):
-        if decisions.plan_decision is not None and decisions.plan_decision.plan_sha256 is None:
-            # Typed at the terminal: the decision is about the plan as it is now (DESIGN §9).
-            bound = replace(decisions.plan_decision, plan_sha256=plan_sha256(ref))
-            decisions = replace(decisions, plan_decision=bound)
+        decisions = _bound_to_the_plan_now(ref, decisions)
         existing = read_sidecar(ref)
-        if existing is None:
-            meta = sc.SidecarMeta(
-                ref.task_key, ref.task_type, ref.report_number, ref.run_id, source_report, created_at or now_iso("seconds")
-            )
-            old_answers: dict[str, sc.Answer] = {}
-        else:
-            meta = existing.meta
-            mine = (ref.task_key, ref.task_type, ref.report_number, ref.run_id)
-            theirs = (meta.task_key, meta.task_type, meta.report_number, meta.run_id)
-            if mine != theirs:
-                raise StateError(
-                    f"{ref.run.relative(path)}: its header {theirs} does not match the report {mine}",
-                    hint="move the stray sidecar away and write again",
-                )
-            old_answers = {a.question_id: a for a in existing.answers}
-        new: dict[str, sc.Answer] = {}
-        for qid, text in pairs:
-            question = ref.question(qid)
-            assert question is not None  # parse_answers / check_against_report checked it
-            kept = old_answers.get(qid)
-            same = kept is not None and kept.answer == text and kept.question == question.question
-            new[qid] = kept if same and kept is not None else sc.Answer(qid, question.question, text, recorded_by)
-        merged = {**old_answers, **new}
-        ordered = [merged[q.id] for q in ref.questions if q.id in merged]
-        ordered += [a for qid, a in merged.items() if ref.question(qid) is None]
-        responses = sc.Responses(
-            meta,
-            tuple(ordered),
-            decisions.plan_decision or (existing.plan_decision if existing else None),
-            decisions.analysis_review or (existing.analysis_review if existing else None),
-            decisions.direction_selection or (existing.direction_selection if existing else None),
-            decisions.report_authoring or (existing.report_authoring if existing else None),
-            decisions.scope_waiver or (existing.scope_waiver if existing else None),
-        )
-        text = sc.serialize(responses)
-        changed = existing is None or sc.serialize(existing) != text
-        if changed:
-            fsio.atomic_write(path, seal.seal_text(text))
+        meta = _sidecar_meta(ref, existing, source_report, created_at)
+        responses = _with_blocks(meta, _merged_answers(ref, existing, pairs, recorded_by), decisions, existing)
+        changed = _write_if_changed(path, existing, responses)
     answered = tuple(a.question_id for a in responses.answers)
     return WriteResult(
         ref.run.relative(path),
@@ -476,6 +467,75 @@ def record(
         tuple(_changes(existing, responses)),
         recorded_by,
     )
+
+
+def _bound_to_the_plan_now(ref: ReportRef, decisions: Decisions) -> Decisions:
+    """A plan decision without `plan-sha256` was typed at the terminal: it is about the plan
+    as it is now, so it binds to the data's sha256 read under the sidecar's lock (DESIGN §9)."""
+    if decisions.plan_decision is None or decisions.plan_decision.plan_sha256 is not None:
+        return decisions
+    bound = replace(decisions.plan_decision, plan_sha256=plan_sha256(ref))
+    return replace(decisions, plan_decision=bound)
+
+
+def _sidecar_meta(ref: ReportRef, existing: sc.Responses | None, source_report: str, created_at: str | None) -> sc.SidecarMeta:
+    """The header a new sidecar gets, or the existing one's, refused when it is another report's."""
+    if existing is None:
+        return sc.SidecarMeta(
+            ref.task_key, ref.task_type, ref.report_number, ref.run_id, source_report, created_at or now_iso("seconds")
+        )
+    meta = existing.meta
+    mine = (ref.task_key, ref.task_type, ref.report_number, ref.run_id)
+    theirs = (meta.task_key, meta.task_type, meta.report_number, meta.run_id)
+    if mine != theirs:
+        raise StateError(
+            f"{ref.run.relative(ref.sidecar)}: its header {theirs} does not match the report {mine}",
+            hint="move the stray sidecar away and write again",
+        )
+    return meta
+
+
+def _merged_answers(
+    ref: ReportRef, existing: sc.Responses | None, pairs: list[tuple[str, str]], recorded_by: str
+) -> tuple[sc.Answer, ...]:
+    """Old and new answers in the report's question order (answers to questions the report no
+    longer asks last); an answer given again unchanged keeps its entry and who recorded it."""
+    old_answers = {a.question_id: a for a in existing.answers} if existing is not None else {}
+    new: dict[str, sc.Answer] = {}
+    for qid, text in pairs:
+        question = ref.question(qid)
+        assert question is not None  # parse_answers / check_against_report checked it
+        kept = old_answers.get(qid)
+        same = kept is not None and kept.answer == text and kept.question == question.question
+        new[qid] = kept if same and kept is not None else sc.Answer(qid, question.question, text, recorded_by)
+    merged = {**old_answers, **new}
+    ordered = [merged[q.id] for q in ref.questions if q.id in merged]
+    ordered += [a for qid, a in merged.items() if ref.question(qid) is None]
+    return tuple(ordered)
+
+
+def _with_blocks(
+    meta: sc.SidecarMeta, answers: tuple[sc.Answer, ...], decisions: Decisions, existing: sc.Responses | None
+) -> sc.Responses:
+    """The sidecar's new content: each decision block given replaces the one there, the rest stay."""
+    return sc.Responses(
+        meta,
+        answers,
+        decisions.plan_decision or (existing.plan_decision if existing else None),
+        decisions.analysis_review or (existing.analysis_review if existing else None),
+        decisions.direction_selection or (existing.direction_selection if existing else None),
+        decisions.report_authoring or (existing.report_authoring if existing else None),
+        decisions.scope_waiver or (existing.scope_waiver if existing else None),
+    )
+
+
+def _write_if_changed(path: Path, existing: sc.Responses | None, responses: sc.Responses) -> bool:
+    """Write the sealed sidecar atomically unless its text would stay the same; True when written."""
+    text = sc.serialize(responses)
+    changed = existing is None or sc.serialize(existing) != text
+    if changed:
+        fsio.atomic_write(path, seal.seal_text(text))
+    return changed
 
 
 # ---------------------------------------------------------------- import
