@@ -10,14 +10,14 @@ from okstra.core import cli
 PROG = "team-status"
 
 
-def _spend(run):
+def _spend(run, state):
     """Spent (recorded usage) vs the run's budget, per worker and in total (README "Scope and spend")."""
     from okstra.commands.team_dispatch import _budget
     from okstra.model import spend
     from okstra.run import catalog
 
     loaded = catalog.load(run.root)
-    return spend.Summary(tuple(spend.lines(run.state().dispatches, loaded)), _budget(run), spend.prices_as_of(loaded))
+    return spend.Summary(tuple(spend.lines(state.dispatches, loaded)), _budget(run), spend.prices_as_of(loaded))
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -25,22 +25,22 @@ def _run(args: argparse.Namespace) -> int:
     from okstra.team import liveness, status
 
     run = open_run(args.run_manifest, project_root=args.project_root)
+    state = run.state()  # read and checked once (DESIGN §14); everything below is about this state
     limits = {
         "max_idle": args.max_idle or liveness.DEFAULT_MAX_IDLE,
         "launch_grace": args.launch_grace or liveness.DEFAULT_LAUNCH_GRACE,
         "idle_window": args.idle_window or liveness.DEFAULT_IDLE_WINDOW,
     }
     if args.explain is not None:
-        run.state().find(args.explain)  # an unknown worker: exit 2, naming the known ones
-        row = next(r for r in status.table(run, **limits) if r.dispatch.worker_id == args.explain)
+        state.find(args.explain)  # an unknown worker: exit 2, naming the known ones
+        row = next(r for r in status.table(run, state, **limits) if r.dispatch.worker_id == args.explain)
         if args.json:
             cli.emit_json({"runId": run.manifest.run_id, **row.to_dict()})
         else:
             print(status.explain(row))
         return cli.EXIT_OK
-    rows = status.table(run, all_attempts=args.all, **limits)
-    summary = _spend(run)
-    state = run.state()
+    rows = status.table(run, state, all_attempts=args.all, **limits)
+    summary = _spend(run, state)
     if args.json:
         cli.emit_json(
             {

@@ -76,6 +76,7 @@ def age_of(d: Dispatch, now: float) -> float | None:
 
 def table(
     run: Run,
+    state: TeamState,
     *,
     all_attempts: bool = False,
     max_idle: float = liveness.DEFAULT_MAX_IDLE,
@@ -83,7 +84,7 @@ def table(
     idle_window: float = liveness.DEFAULT_IDLE_WINDOW,
     now: float | None = None,
 ) -> list[Row]:
-    state = run.state()
+    """One row per dispatch of `state` (the caller loaded it once), judged against `run`'s files."""
     now = time.time() if now is None else now
     chosen = state.dispatches if all_attempts else state.latest()
     return [Row(d, liveness.assess(d, run.layout, now, max_idle, launch_grace, idle_window), age_of(d, now)) for d in chosen]

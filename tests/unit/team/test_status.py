@@ -11,6 +11,7 @@ from fixtures.runs import FAKES
 from fixtures.team import contract, prepare, wait_for
 from fixtures.tmux import reap
 from okstra.commands import team_status
+from okstra.core import fsio
 from okstra.model import team_state
 from okstra.model.dispatch import FailoverFrom, Usage
 from okstra.team import dispatch, lifecycle, status
@@ -73,7 +74,7 @@ def test_explain_lists_the_evidence(project, capsys):
         "10 in / 20 out (5 cached)",
     ]:
         assert expected in out, expected
-    rows = status.table(run)
+    rows = status.table(run, run.state())
     assert rows[0].age == 90.0
 
 
@@ -156,3 +157,26 @@ def test_without_a_failover_there_is_no_failover_line(project, capsys):
     assert "failover:" not in capsys.readouterr().out
     assert team_status.main(["--run-manifest", str(run.manifest_path), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["failover"] == {"standIns": [], "breakerOpen": []}
+
+
+@pytest.mark.parametrize("options", [[], ["--json"], ["--all"], ["--explain", "claude"], ["--explain", "claude", "--json"]])
+def test_one_call_reads_and_checks_the_team_state_once(project, monkeypatch, capsys, options):
+    run = prepare(project, workers=("claude", "codex"), backend="cli-wrapper")
+    loads, file_reads = [], []
+    load, read_json = team_state.load, fsio.read_json
+
+    def counted_load(path):
+        loads.append(path)
+        return load(path)
+
+    def counted_read(path, *args, **kwargs):
+        file_reads.append(path)
+        return read_json(path, *args, **kwargs)
+
+    monkeypatch.setattr(team_state, "load", counted_load)
+    monkeypatch.setattr(fsio, "read_json", counted_read)
+    assert team_status.main(["--run-manifest", str(run.manifest_path), *options]) == 0
+    assert capsys.readouterr().out
+    assert loads == [run.team_state_path], f"team_state.load called {len(loads)} times"
+    reads = [p for p in file_reads if p == run.team_state_path]
+    assert len(reads) == 1, f"the team-state file read {len(reads)} times"
