@@ -80,35 +80,18 @@ def plan(
     manifest_now = manifest
     planned: list[Dispatch] = []
     for previous in _limited(state):
-        order = list(fallback.get(previous.role) or ())
-        if not order:
-            skipped.append(
-                f"{previous.worker_id}: no failover list for the {previous.role} role (failover.{previous.role} in config)"
-            )
+        choice, why_not = _next_provider(previous, fallback, breakers)
+        if choice is None:
+            skipped.append(why_not)
             continue
-        after = order[order.index(previous.provider) + 1 :] if previous.provider in order else order
-        choices = [p for p in after if p not in breakers and p != previous.provider]
-        if not choices:
-            skipped.append(
-                f"{previous.worker_id}: no provider left for {previous.role} after {previous.provider} "
-                f"(list {', '.join(order)}; breaker open for {', '.join(breakers)})"
-            )
-            continue
-        provider = catalog.provider(choices[0])
+        provider = catalog.provider(choice)
         new, manifest_now = _new_dispatch(layout, manifest_now, state, planned, previous, provider.id, catalog)
         planned.append(new)
         stand_ins.append(StandIn(new, previous))
     if not stand_ins:
         return FailoverPlan((), tuple(skipped), tuple(breakers))
 
-    texts = {}
-    for s in stand_ins:
-        where = paths.resolve_inside(
-            layout.project_root, s.replaces.prompt_path or "", source=f"{s.replaces.worker_id} promptPath"
-        )
-        old_prompt = fsio.read_text(where, what="prompt file")
-        brief = _stand_in_brief(s.replaces, old_prompt)
-        texts[s.dispatch.key] = prompts.render(manifest_now, s.dispatch, catalog, brief=brief, run_layout=layout)
+    texts = _stand_in_prompts(layout, manifest_now, catalog, stand_ins)
     if manifest_now is not manifest:
         schemas.check_state("run-manifest", manifest_now.to_dict(), str(layout.manifest))
 
@@ -128,6 +111,38 @@ def plan(
 
     team_state.update(layout.team_state, add)
     return FailoverPlan(tuple(stand_ins), tuple(skipped), tuple(breakers))
+
+
+def _next_provider(previous: Dispatch, fallback: Mapping[str, Sequence[str]], breakers: list[str]) -> tuple[str | None, str]:
+    """The provider to stand in for `previous`: the next one after it in its role's fallback
+    list whose breaker is closed; else None and the line saying why there is none."""
+    order = list(fallback.get(previous.role) or ())
+    if not order:
+        return None, f"{previous.worker_id}: no failover list for the {previous.role} role (failover.{previous.role} in config)"
+    after = order[order.index(previous.provider) + 1 :] if previous.provider in order else order
+    choices = [p for p in after if p not in breakers and p != previous.provider]
+    if not choices:
+        return None, (
+            f"{previous.worker_id}: no provider left for {previous.role} after {previous.provider} "
+            f"(list {', '.join(order)}; breaker open for {', '.join(breakers)})"
+        )
+    return choices[0], ""
+
+
+def _stand_in_prompts(
+    layout: RunLayout, manifest: RunManifest, catalog: Catalog, stand_ins: list[StandIn]
+) -> dict[tuple[str, int], str]:
+    """Each stand-in's prompt, rendered for its own provider around the task of the attempt it
+    replaces (read from that attempt's recorded prompt); nothing is written here."""
+    texts = {}
+    for s in stand_ins:
+        where = paths.resolve_inside(
+            layout.project_root, s.replaces.prompt_path or "", source=f"{s.replaces.worker_id} promptPath"
+        )
+        old_prompt = fsio.read_text(where, what="prompt file")
+        brief = _stand_in_brief(s.replaces, old_prompt)
+        texts[s.dispatch.key] = prompts.render(manifest, s.dispatch, catalog, brief=brief, run_layout=layout)
+    return texts
 
 
 def _new_dispatch(
