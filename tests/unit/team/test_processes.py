@@ -12,6 +12,11 @@ from pathlib import Path
 from okstra.team import processes
 
 IGNORES_TERM = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print('ready', flush=True); time.sleep(60)"
+EXITS_SLOWLY_ON_TERM = (
+    "import signal, sys, time\n"
+    "def bye(*_):\n    time.sleep(0.5)\n    sys.exit(7)\n"
+    "signal.signal(signal.SIGTERM, bye); print('ready', flush=True); time.sleep(60)"
+)
 
 
 def test_a_process_is_its_pid_and_its_start_time():
@@ -62,20 +67,44 @@ def test_descendants_are_collected_from_the_recorded_root():
         shell.wait()
 
 
-def test_term_then_kill_kills_what_ignores_term_after_the_grace():
+def test_term_then_kill_kills_what_ignores_term_once_it_is_seen_alive_after_term():
     child = subprocess.Popen([sys.executable, "-c", IGNORES_TERM], stdout=subprocess.PIPE, start_new_session=True)
+    assert child.stdout.readline() == b"ready\n"
+    events: list[str] = []
+
+    def send(sig: int) -> None:
+        events.append(signal.Signals(sig).name)
+        processes.kill_group(child.pid, sig)
+
+    def is_alive() -> bool:
+        alive = child.poll() is None
+        events.append("alive" if alive else "gone")
+        return alive
+
+    gone = processes.term_then_kill(send, is_alive, grace=0.3)
+    assert gone and child.returncode == -signal.SIGKILL
+    assert [e for e in events if e.startswith("SIG")] == ["SIGTERM", "SIGKILL"]
+    assert "alive" in events[1 : events.index("SIGKILL")]  # KILL only for what outlived TERM
+    assert events[-1] == "gone"
+
+
+def test_term_then_kill_gives_a_slow_exit_its_grace():
+    child = subprocess.Popen([sys.executable, "-c", EXITS_SLOWLY_ON_TERM], stdout=subprocess.PIPE)
     assert child.stdout.readline() == b"ready\n"
     sent: list[int] = []
 
     def send(sig: int) -> None:
         sent.append(sig)
-        processes.kill_group(child.pid, sig)
+        os.kill(child.pid, sig)
 
-    t0 = time.monotonic()
-    gone = processes.term_then_kill(send, lambda: child.poll() is None, grace=0.3)
-    assert gone and sent == [signal.SIGTERM, signal.SIGKILL]
-    assert 0.3 <= time.monotonic() - t0 < 3
-    assert child.returncode == -signal.SIGKILL
+    try:
+        # The grace only bounds a hang: the child's own exit (7), not SIGKILL, must end it.
+        assert processes.term_then_kill(send, lambda: child.poll() is None, grace=60)
+        assert sent == [signal.SIGTERM] and child.returncode == 7
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
 
 
 def test_term_then_kill_stops_at_term_when_that_is_enough():
