@@ -31,3 +31,18 @@ setup() {
   assert_success
   assert_line --partial '"reportAuthor": "Okstra lead"'
 }
+
+@test "sweeps the temporary a killed earlier draft left, and only that file's" {
+  reports=.okstra/runs/demo--draft--r001/reports
+  mkdir -p "$reports"
+  # What a report-draft killed mid-write leaves, and a render-final-report's copy in flight.
+  printf '{"header": ' >"$reports/.final-report-analysis-001.data.json.k1ll3dab.tmp"
+  printf 'in flight' >"$reports/.final-report-analysis-001.data.json.last-valid.a1b2c3d4.tmp"
+  run report-draft --skeleton
+  assert_success
+  assert_output "$reports/final-report-analysis-001.data.json"
+  [ ! -e "$reports/.final-report-analysis-001.data.json.k1ll3dab.tmp" ]
+  [ -e "$reports/.final-report-analysis-001.data.json.last-valid.a1b2c3d4.tmp" ]
+  run python3 -c 'import json,sys; h = json.load(open(sys.argv[1]))["header"]; print(h["runId"], h["reportAuthor"])' "$output"
+  assert_output "demo--draft--r001 Okstra lead"
+}

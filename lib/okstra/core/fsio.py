@@ -34,7 +34,8 @@ def atomic_write(path: Path, data: str | bytes, *, mode: int = 0o644) -> None:
     folder = os.path.dirname(target) or "."
     _refuse_odd_target(target, folder)
     payload = data.encode("utf-8") if isinstance(data, str) else data
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(target)}.", suffix=".tmp")
+    prefix, suffix = _temporary_affixes(target)
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=prefix, suffix=suffix)
     try:
         try:
             os.fchmod(fd, mode)
@@ -49,6 +50,12 @@ def atomic_write(path: Path, data: str | bytes, *, mode: int = 0o644) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def _temporary_affixes(target: str) -> tuple[str, str]:
+    """The name of a writer's temporary of `target` is `<prefix><random><suffix>`; the sweep
+    reads the same two."""
+    return f".{os.path.basename(target)}.", ".tmp"
 
 
 def _refuse_odd_target(path: str, folder: str) -> None:
@@ -81,6 +88,18 @@ def _refuse_odd_target(path: str, folder: str) -> None:
         raise StateError(
             f"{path}: is not a regular file (a folder, FIFO or device is in its place)", hint="move it away and run again"
         )
+
+
+def write_locked(path: Path, data: str | bytes) -> None:
+    """Write a whole document under its lock, first removing what writers of it killed
+    mid-write left: a document that every writer writes this way (report-draft's report
+    data) has no writer mid-write while the lock is held (DESIGN §14)."""
+    target = os.fspath(path)
+    # Checked before the lock file is made beside it: a refused target changes nothing.
+    _refuse_odd_target(target, os.path.dirname(target) or ".")
+    with locked(target):
+        _sweep_temporaries(target)
+        atomic_write(target, data)
 
 
 def dumps(document: Any) -> str:
@@ -225,9 +244,18 @@ def _sweep_temporaries(path: Path) -> None:
     the lock: no writer of this locked document can be mid-write now."""
     target = os.fspath(path)
     folder = os.path.dirname(target) or "."
-    prefix = f".{os.path.basename(target)}."
+    prefix, suffix = _temporary_affixes(target)
+    # Only this target's: `.<name>.<random>.tmp` with no dot in the random part, so the
+    # temporaries of `<name>.last-valid` (or any `<name>.<more>`) beside it are not touched.
     with os.scandir(folder) as entries:
-        stale = [entry.path for entry in entries if entry.name.startswith(prefix) and entry.name.endswith(".tmp")]
+        stale = [
+            entry.path
+            for entry in entries
+            if entry.name.startswith(prefix)
+            and entry.name.endswith(suffix)
+            and len(entry.name) > len(prefix) + len(suffix)
+            and "." not in entry.name[len(prefix) : -len(suffix)]
+        ]
     for leftover in stale:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(leftover)

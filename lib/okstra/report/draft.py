@@ -182,5 +182,7 @@ def draft(handle: Run, *, owner: str = "the user", skeleton_only: bool = False) 
     document.update(content)
     document["decisionsRequired"] = decisions_required(manifest.task_type, content)
     data_path = run.report_data(manifest.task_type, manifest.report_number)
-    fsio.write_json(data_path, document)
+    # Under the data file's lock, so this draft sweeps what an earlier one killed mid-write
+    # left (DESIGN §14); every draft of this file takes the lock.
+    fsio.write_locked(data_path, fsio.dumps(document))
     return Draft(data_path, document, writer)

@@ -139,6 +139,34 @@ def test_a_writer_killed_mid_write_leaves_a_complete_document(tmp_path):
     assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
 
 
+def test_the_sweep_takes_only_the_temporaries_of_its_own_target(tmp_path):
+    path = tmp_path / "report.data.json"
+    fsio.write_json(path, {"n": 0})
+    # report.data.json.last-valid is another document beside it, with its own writer.
+    (tmp_path / ".report.data.json.k1ll3d_x.tmp").write_text('{"n": ')
+    (tmp_path / ".report.data.json.last-valid.a1b2c3d4.tmp").write_text("another writer's")
+    fsio.update_json(path, lambda doc: False)
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")) == [".report.data.json.last-valid.a1b2c3d4.tmp"]
+
+
+def test_write_locked_sweeps_a_killed_writers_temporary_and_writes_the_whole_document(tmp_path):
+    path = tmp_path / "reports" / "report.data.json"
+    fsio.write_json(path, {"n": 0})
+    (path.parent / ".report.data.json.k1ll3d_x.tmp").write_text('{"n": ')
+    fsio.write_locked(path, fsio.dumps({"n": 1}))
+    assert json.loads(path.read_text()) == {"n": 1}
+    assert sorted(p.name for p in path.parent.iterdir()) == ["report.data.json", "report.data.json.lock"]
+
+
+def test_write_locked_refuses_a_linked_folder_before_making_its_lock(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (tmp_path / "linked").symlink_to(outside)
+    with pytest.raises(errors.StateError, match="symbolic link"):
+        fsio.write_locked(tmp_path / "linked" / "x.json", "{}")
+    assert list(outside.iterdir()) == []
+
+
 def test_append_line_adds_one_line_under_the_lock(tmp_path):
     log = tmp_path / "log.jsonl"
     fsio.append_line(log, '{"a": 1}')
