@@ -132,43 +132,66 @@ def parse_json(text: str, source: str) -> Any:
 
 
 def read_text(path: Path, *, what: str = "file") -> str:
-    opened = _open_text(path, what)
-    if opened is None:
-        raise InputError(f"{path}: no such {what}", hint="check the path")
-    fd, text = opened
-    os.close(fd)
-    return text
+    return decoded(read_bytes(path, what=what), path)
 
 
 def _open_text(path: Path | str, what: str) -> tuple[int, str] | None:
     """The still-open file and UTF-8 text of a regular file, or None when there is no
     such file. The caller closes the file."""
+    opened = _open_bytes(path, what)
+    if opened is None:
+        return None
+    fd, raw = opened
+    try:
+        return fd, decoded(raw, path)
+    except InputError:
+        os.close(fd)
+        raise
+
+
+def decoded(raw: bytes, path: Path | str) -> str:
+    """The UTF-8 text of bytes read from `path` (an InputError naming it when they are not)."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: not UTF-8 text", hint="save it as UTF-8") from None
+
+
+def _open_bytes(path: Path | str, what: str) -> tuple[int, bytes] | None:
+    """The still-open file and bytes of a regular file, or None when there is no such
+    file; an unreadable one is an InputError naming it (DESIGN §14). The caller closes
+    the file."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
         return None
     except OSError as exc:
-        raise InputError(f"{path}: cannot read: {exc.strerror}") from None
+        raise _unreadable(path, exc, what) from None
     try:
-        return fd, _read_regular(fd, path).decode("utf-8")
+        return fd, _read_regular(fd, path)
     except BaseException as exc:
         os.close(fd)
-        if isinstance(exc, IsADirectoryError):
-            raise InputError(f"{path}: is a directory, expected a {what}") from None
-        if isinstance(exc, UnicodeDecodeError):
-            raise InputError(f"{path}: not UTF-8 text") from None
         if isinstance(exc, OSError):
-            raise InputError(f"{path}: cannot read: {exc.strerror}") from None
+            raise _unreadable(path, exc, what) from None
         raise
 
 
-def read_bytes(path: Path) -> bytes:
-    """The bytes of a regular file (a FIFO or device is refused without blocking on it)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    try:
-        return _read_regular(fd, path)
-    finally:
-        os.close(fd)
+def _unreadable(path: Path | str, exc: OSError, what: str) -> InputError:
+    """The one wording of a file okstra could not read."""
+    if isinstance(exc, IsADirectoryError):
+        return InputError(f"{path}: is a directory, expected a {what}", hint=f"give the path of the {what}")
+    return InputError(f"{path}: cannot read: {exc.strerror}", hint="check the path and its permissions")
+
+
+def read_bytes(path: Path, *, what: str = "file") -> bytes:
+    """The bytes of a regular file (a FIFO or device is refused without blocking on it);
+    a missing or unreadable one is an InputError, worded as `read_text` words it."""
+    opened = _open_bytes(path, what)
+    if opened is None:
+        raise InputError(f"{path}: no such {what}", hint="check the path")
+    fd, raw = opened
+    os.close(fd)
+    return raw
 
 
 def _read_regular(fd: int, path: Path | str) -> bytes:

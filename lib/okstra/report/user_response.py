@@ -218,10 +218,7 @@ def _check_header_names_a_sidecar(header: Mapping[str, Any], number: int, source
 
 def plan_sha256(ref: ReportRef) -> str:
     """The sha256 of the report's data file as it is now: what a plan decision binds to."""
-    try:
-        return seal.sha256_hex(fsio.read_bytes(ref.data))
-    except OSError as exc:
-        raise InputError(f"{ref.run.relative(ref.data)}: cannot read the report data: {exc.strerror}") from None
+    return seal.sha256_hex(fsio.read_bytes(ref.data, what="report data file"))
 
 
 PLAN_CHANGED_HINT = (

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from okstra.core import fsio, paths, schemas
-from okstra.core.errors import InputError, OkstraError
+from okstra.core.errors import OkstraError
 from okstra.model import dispatch, roles, team_state
 from okstra.model import layout as run_layout
 
@@ -38,19 +38,8 @@ _WHY_FORBIDDEN = {
 
 def load(path: Path) -> tuple[bytes, Any]:
     """The raw bytes and the parsed JSON of a report data file (exit 2 when unreadable or not JSON)."""
-    try:
-        raw = fsio.read_bytes(Path(path))  # never blocks on a FIFO (DESIGN §14)
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such report data file", hint="check the path") from None
-    except IsADirectoryError:
-        raise InputError(f"{path}: is a directory, expected a report data file") from None
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read: {exc.strerror}") from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise InputError(f"{path}: not UTF-8 text") from None
-    return raw, fsio.parse_json(text, str(path))
+    raw = fsio.read_bytes(Path(path), what="report data file")  # never blocks on a FIFO (DESIGN §14)
+    return raw, fsio.parse_json(fsio.decoded(raw, path), str(path))
 
 
 def _reword(line: str) -> str:

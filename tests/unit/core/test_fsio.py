@@ -264,6 +264,22 @@ def test_update_json_leaves_no_file_open_whether_it_writes_refuses_or_fails(tmp_
     assert json.loads(path.read_text()) == {"n": 50}
 
 
+def test_read_bytes_words_a_missing_or_unreadable_file_as_read_text_does(tmp_path):
+    (tmp_path / "folder.json").mkdir()
+    (tmp_path / "file").write_text("x")
+    for bad in (tmp_path / "missing.json", tmp_path / "folder.json", tmp_path / "file" / "below.json"):
+        with pytest.raises(errors.InputError) as from_bytes:
+            fsio.read_bytes(bad)
+        with pytest.raises(errors.InputError) as from_text:
+            fsio.read_text(bad)
+        assert str(from_bytes.value) == str(from_text.value)
+        assert str(from_bytes.value).startswith(f"{bad}: ") and "; " in str(from_bytes.value)
+    with pytest.raises(errors.InputError, match=r"folder.json: is a directory, expected a report data file; give the path"):
+        fsio.read_bytes(tmp_path / "folder.json", what="report data file")
+    with pytest.raises(errors.InputError, match=r"below.json: cannot read: Not a directory; check the path"):
+        fsio.read_bytes(tmp_path / "file" / "below.json")
+
+
 def test_update_json_on_a_folder_or_non_utf8_file_is_an_input_error(tmp_path):
     (tmp_path / "dir.json").mkdir()
     with pytest.raises(errors.InputError, match="is a directory, expected a state file"):

@@ -128,6 +128,23 @@ def test_malformed_json_writes_nothing(project):
     assert tree_snapshot(project) == before
 
 
+@pytest.mark.parametrize("kind", ["folder", "missing", "below a file"])
+def test_unreadable_report_data_is_one_line_and_exit_2(project, capsys, kind):
+    data = project / "reports" / "analysis.data.json"
+    if kind == "folder":
+        data.mkdir(parents=True)
+    elif kind == "below a file":
+        data.parent.mkdir(parents=True)
+        data.parent.with_name("plain").write_text("x")
+        data = data.parent.with_name("plain") / "analysis.data.json"
+    before = tree_snapshot(project)
+    assert render_final_report.main([str(data)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"render-final-report: {data}: ")
+    assert "; " in err and "Traceback" not in err
+    assert tree_snapshot(project) == before
+
+
 def test_failing_to_write_the_copy_warns_and_still_renders(project, capsys):
     data = _place(project)
     (project / "reports" / "analysis.data.json.last-valid").mkdir()  # a folder where the copy must go
