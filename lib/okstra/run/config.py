@@ -24,6 +24,7 @@ null: YAML 1.1 would turn `report-language: no` (Norwegian) into False and
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Callable, Mapping
@@ -196,35 +197,34 @@ def allowed_commands(project_root: Path | None, stage: int | None) -> tuple[str,
 # --- reading ---------------------------------------------------------------
 
 
+@functools.cache
 def _loader() -> type:
+    """A safe loader that resolves no bool/int/float/timestamp: scalars stay strings.
+    libyaml's (C) loader when PyYAML was built with it: it parses the provider catalog about
+    ten times faster than the pure-Python one, and every run command reads the catalog."""
     import yaml
 
-    class StringLoader(yaml.SafeLoader):
-        """SafeLoader that resolves no bool/int/float/timestamp: scalars stay strings, and
-        refuses aliases: a config needs none, and expanding them ("billion laughs") can
-        take all memory (DESIGN §14)."""
-
-        def compose_node(self, parent, index):  # noqa: ANN001, ANN202 - PyYAML's signature
-            if self.check_event(yaml.events.AliasEvent):
-                event = self.peek_event()
-                raise yaml.composer.ComposerError(
-                    None, None, "aliases (*name) are not allowed in okstra's config", event.start_mark
-                )
-            return super().compose_node(parent, index)
-
+    base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     keep = {"tag:yaml.org,2002:null"}
-    StringLoader.yaml_implicit_resolvers = {
-        ch: [(tag, rx) for tag, rx in resolvers if tag in keep]
-        for ch, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    resolvers = {
+        ch: [(tag, rx) for tag, rx in found if tag in keep] for ch, found in yaml.SafeLoader.yaml_implicit_resolvers.items()
     }
-    return StringLoader
+    return type("StringLoader", (base,), {"yaml_implicit_resolvers": resolvers})
 
 
 def parse_yaml(text: str, source: str) -> Any:
-    """Parse YAML safely; errors name the source and the line."""
+    """Parse YAML safely; errors name the source and the line. Aliases (*name) are refused:
+    a config needs none, and expanding them ("billion laughs") can take all memory
+    (DESIGN §14)."""
     import yaml
 
     try:
+        if "*" in text:
+            for event in yaml.parse(text, Loader=_loader()):
+                if isinstance(event, yaml.AliasEvent):
+                    raise yaml.composer.ComposerError(
+                        None, None, "aliases (*name) are not allowed in okstra's config", event.start_mark
+                    )
         return yaml.load(text, Loader=_loader())  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
@@ -248,7 +248,7 @@ def read_file(path: Path) -> dict[str, Any]:
         check_key(str(name), source=str(path))
         if value is not None:
             out[str(name)] = check_value(str(name), value, source=f"{path}: {name}")
-    found = schemas.problems("config", out)
+    found = schemas.problems("config", out, remember=True)
     if found:
         raise InputError(f"{path}: {found[0]}", hint=f"known keys: {_known()}")
     return out

@@ -159,6 +159,28 @@ def test_yaml_aliases_are_refused_so_a_billion_laughs_cannot_eat_memory():
         config.parse_yaml(laughs, "config.yaml")
 
 
+@pytest.mark.parametrize("libyaml", [True, False], ids=["libyaml", "pure-python"])
+def test_the_c_and_the_pure_python_loader_read_the_same_and_refuse_the_same(libyaml, monkeypatch):
+    """PyYAML built without libyaml has no CSafeLoader: okstra then uses the pure-Python one."""
+    import yaml
+
+    if not libyaml:
+        monkeypatch.delattr(yaml, "CSafeLoader")
+    config._loader.cache_clear()
+    try:
+        base = config._loader().__mro__[1]
+        assert base is (yaml.CSafeLoader if libyaml else yaml.SafeLoader)
+        doc = config.parse_yaml("a: yes\nb: 1\nc: 2026-01-01\nd: ~\ne: [1.5, off]\nf: 'x*y'\n", "c.yaml")
+        assert doc == {"a": "yes", "b": "1", "c": "2026-01-01", "d": None, "e": ["1.5", "off"], "f": "x*y"}
+        assert catalog.builtin_document()["providers"]["claude"]["binary"] == "claude"
+        with pytest.raises(InputError, match=r"c.yaml: not valid YAML at line 2 column 5: aliases"):
+            config.parse_yaml("a: &a [x, x, x]\nb: [*a, *a, *a]\n", "c.yaml")
+        with pytest.raises(InputError, match=r"c.yaml: not valid YAML at line 1 column 5"):
+            config.parse_yaml("a: b: c\n", "c.yaml")
+    finally:
+        config._loader.cache_clear()
+
+
 def test_allowed_commands_are_a_list_or_per_stage_groups(tmp_path):
     assert config.check_value("allowed-commands", ["make test", "npm run build:*"], source="s") == {
         "all": ["make test", "npm run build:*"]
