@@ -62,7 +62,7 @@ def merge(base: Mapping[str, Any], overrides: Mapping[str, Any], source: str) ->
 
 def _check(doc: dict[str, Any], sources: list[str]) -> None:
     where = " + ".join(sources)
-    found = schemas.problems(SCHEMA, doc)
+    found = schemas.problems(SCHEMA, doc, remember=True)
     if found:
         more = f" (+{len(found) - 2} more)" if len(found) > 2 else ""
         raise InputError(f"provider catalog ({where}): {'; '.join(found[:2])}{more}", hint="fix the providers entry")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -395,3 +396,80 @@ def test_problems_come_from_jsonschema_when_the_check_says_no():
         "$.findings[0].title: 'two\\nlines' is not one line of text (no line breaks), not blank",
         "$.header: 'runId' is a required property",
     ]
+
+
+def _memo_schema(tmp_path, monkeypatch, schema: dict) -> Path:
+    folder = tmp_path / "schemas"
+    folder.mkdir(exist_ok=True)
+    (folder / "memo.schema.json").write_text(json.dumps(schema))
+    monkeypatch.setattr(schemas, "SCHEMA_DIR", folder)
+    schemas.validator.cache_clear()
+    schemas._check.cache_clear()
+    return folder / "memo.schema.json"
+
+
+def _memos() -> list[Path]:
+    folder = Path(os.environ["OKSTRA_ROOT"]) / "cache" / "valid"
+    return sorted(folder.iterdir()) if folder.exists() else []
+
+
+def test_a_remembered_valid_document_is_not_checked_again(tmp_path, monkeypatch):
+    _memo_schema(tmp_path, monkeypatch, {"type": "object", "required": ["a"]})
+    try:
+        assert schemas.problems("memo", {"a": 1}, remember=True) == []
+        assert len(_memos()) == 1
+
+        def no_check(name):
+            raise AssertionError("checked again")
+
+        monkeypatch.setattr(schemas, "_check", no_check)
+        assert schemas.problems("memo", {"a": 1}, remember=True) == []
+        with pytest.raises(AssertionError, match="checked again"):
+            schemas.problems("memo", {"a": 2}, remember=True)  # another document: no memo
+    finally:
+        schemas.validator.cache_clear()
+
+
+def test_an_invalid_document_leaves_no_memo_and_a_changed_schema_forgets_the_old_ones(tmp_path, monkeypatch):
+    path = _memo_schema(tmp_path, monkeypatch, {"type": "object", "required": ["a"]})
+    try:
+        assert schemas.problems("memo", {"b": 1}, remember=True) == ["$: 'a' is a required property"]
+        assert _memos() == []
+        assert schemas.problems("memo", {"a": 1}, remember=True) == []
+        # The same document, checked against a schema that changed since: checked again, and refused.
+        path.write_text(json.dumps({"type": "object", "required": ["a", "c"]}))
+        schemas.validator.cache_clear()
+        schemas._check.cache_clear()
+        assert schemas.problems("memo", {"a": 1}, remember=True) == ["$: 'c' is a required property"]
+        assert schemas.problems("memo", {"a": 1}) == ["$: 'c' is a required property"]
+    finally:
+        schemas.validator.cache_clear()
+        schemas._check.cache_clear()
+
+
+def test_memos_are_kept_to_the_limit_and_an_unwritable_cache_only_costs_speed(tmp_path, monkeypatch):
+    _memo_schema(tmp_path, monkeypatch, {"type": "object"})
+    monkeypatch.setattr(schemas, "MEMO_LIMIT", 3)
+    try:
+        for n in range(5):
+            assert schemas.problems("memo", {"n": n}, remember=True) == []
+        assert len(_memos()) == 3
+        cache = Path(os.environ["OKSTRA_ROOT"]) / "cache"
+        for memo in _memos():
+            memo.unlink()
+        (cache / "valid").rmdir()
+        (cache / "valid").write_text("a file where the folder goes")
+        assert schemas.problems("memo", {"n": 9}, remember=True) == []
+    finally:
+        schemas.validator.cache_clear()
+        schemas._check.cache_clear()
+
+
+def test_a_catalog_load_with_its_memo_does_not_import_jsonschema(tmp_path):
+    code = "import sys; from okstra.run import catalog; catalog.load(None); print('jsonschema' in sys.modules)"
+    env = {"PYTHONPATH": str(LIB), "OKSTRA_ROOT": str(tmp_path / "root"), "HOME": str(tmp_path)}
+    runs = [
+        subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout.strip()
+        for _ in range(2)
+    ]
+    assert runs == ["True", "False"]
