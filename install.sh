@@ -57,8 +57,8 @@ uninstall() {
     [ -n "$rel" ] || continue
     if [ -L "$prefix/$rel" ] || [ -f "$prefix/$rel" ]; then rm -f "$prefix/$rel"; fi
   done < "$manifest"
-  rm -rf "$prefix/venv"
-  # Bytecode caches Python wrote beside okstra's modules (the hooks run with -I, so they do).
+  rm -rf "$prefix/venv" "$prefix/cache"
+  # Bytecode caches beside okstra's modules (written at install, and by Python on use).
   for dir in lib hooks; do
     [ -d "$prefix/$dir" ] && find "$prefix/$dir" -type d -name __pycache__ -prune -exec rm -rf {} +
   done
@@ -110,6 +110,11 @@ install_tree() {
       printf '%s\n' "$rel" >> "$new_manifest"
     done < <(find "$src/$dir" -type f ! -name '*.pyc' ! -name '.*.tmp' ! -name '*.lock' ! -path '*/__pycache__/*' -print0 | sort -z)
   done
+  # Bytecode now, not on first use: with PYTHONDONTWRITEBYTECODE set, or a prefix the user
+  # cannot write, every command would compile its modules again on every call. Checked by
+  # the source's hash, not its time: a re-install of the same files changes no byte.
+  "$prefix/venv/bin/python" -m compileall -q --invalidation-mode checked-hash "$prefix/lib" "$prefix/hooks" >/dev/null \
+    || die "could not compile okstra's modules in $prefix/lib"
   install -d "$prefix/bin"
   for file in "$src"/bin/*; do
     rel="bin/$(basename "$file")"

@@ -32,6 +32,21 @@ setup() {
   done
 }
 
+@test "install compiles every module, so a command compiles nothing even under PYTHONDONTWRITEBYTECODE" {
+  okstra_install "$PREFIX"
+  # Python's verbose import log says "code object from '<pyc>'" for bytecode it loaded and
+  # "code object from <source>.py" for a module it had to compile.
+  OKSTRA_ROOT="$PREFIX" PYTHONVERBOSE=1 PYTHONDONTWRITEBYTECODE=1 "$PREFIX/bin/okstra-config" get backend \
+    2> "$BATS_TEST_TMPDIR/verbose" >/dev/null
+  run grep -c "code object from '$PREFIX/lib/okstra/.*\.pyc'" "$BATS_TEST_TMPDIR/verbose"
+  [ "$output" -gt 5 ]
+  run grep "code object from $PREFIX/lib/.*\.py$" "$BATS_TEST_TMPDIR/verbose"
+  assert_output ""
+  sources=$(cd "$PREFIX" && find lib hooks -name '*.py' | wc -l)
+  compiled=$(cd "$PREFIX" && find lib hooks -name '*.pyc' | wc -l)
+  [ "$compiled" -eq "$sources" ]
+}
+
 @test "an installed command works through a symlink" {
   okstra_install "$PREFIX"
   mkdir -p "$HOME/.local/bin"
@@ -53,6 +68,9 @@ setup() {
 @test "uninstall leaves nothing behind but the user's own files" {
   okstra_install "$PREFIX"
   printf 'backend: tmux-pane\n' > "$PREFIX/config.yaml"
+  # Reading the config leaves a memo of its validity in okstra's cache; uninstall takes it too.
+  OKSTRA_ROOT="$PREFIX" "$PREFIX/bin/okstra-config" get backend
+  [ -n "$(find "$PREFIX/cache" -type f | head -n 1)" ]
   run "$REPO_ROOT/install.sh" --prefix "$PREFIX" --uninstall
   assert_success
   assert_output "Uninstalled okstra from $PREFIX"
