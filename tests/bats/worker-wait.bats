@@ -32,6 +32,16 @@ for x in d['workerDispatches']:
   [ -z "$stderr" ]  # not a terminal: no progress line
 }
 
+@test "a codex that reconnects once and carries on is waited for to the end: exit 0, not retrying" {
+  set_field codex dispatchedAt "\"$(date -u +%Y-%m-%dT%H:%M:%SZ)\""
+  OKSTRA_FAKE_MODE=reconnect OKSTRA_FAKE_DELAY=3 worker-run --run-manifest "$M" --worker codex >/dev/null 2>&1 &
+  run --separate-stderr worker-wait --worker codex --timeout 30 --json
+  wait
+  assert_success
+  assert_output --partial '"unhealthy": []'
+  grep -q 'Reconnecting... 1/5' "$RUN_DIR/logs/codex.log"  # the reconnect did happen while it waited
+}
+
 @test "exits 1 when a worker fails" {
   OKSTRA_FAKE_MODE=crash worker-run --run-manifest "$M" --worker codex >/dev/null 2>&1 || true
   run worker-wait --timeout 30

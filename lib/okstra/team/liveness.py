@@ -6,12 +6,16 @@ Unhealthy means one of:
 - the process gone (pid dead, a zombie, or the pid reused by another process:
   the recorded start time differs) while the record is not terminal,
 - a terminal status other than `completed`, or `completed` without a result,
-- **retrying**: the provider's last event is a retry (a 429 being retried for
-  minutes looks alive to the wrapper),
+- **retrying**: the provider has been retrying for the retry window (default
+  30 s) with no progress since its first retry (a 429 being retried for minutes
+  looks alive to the wrapper). One reconnect, or a burst of them, followed by
+  normal output is healthy: the real codex prints `Reconnecting... n/5` and may
+  carry on and succeed,
 - **stalled**: a streaming provider printed no event for the idle window
   (default 180 s, apart from the launch grace): a hung request is seen long
   before a wait's timeout. Both come from the provider's own events, which
-  worker-run writes into the heartbeat (`lastActivityAt`, `lastEvent`).
+  worker-run writes into the heartbeat (`lastActivityAt`, `lastEvent`, and
+  `retrying`: the current run of retries, since when and how many).
 
 **Every grace counts from the dispatch's own clock** — `startedAt`, or for a
 pending dispatch `dispatchedAt` — never from an artifact's modification time
@@ -48,6 +52,9 @@ from okstra.team import inotify, processes
 DEFAULT_MAX_IDLE = 120.0
 DEFAULT_LAUNCH_GRACE = 30.0
 DEFAULT_IDLE_WINDOW = 180.0  # seconds a streaming provider may print no event before it counts as stalled
+# Seconds a provider may go on retrying, with no progress since its first retry, before it
+# counts as retrying (DESIGN §5): longer than codex's whole reconnect budget (~27 s).
+DEFAULT_RETRY_WINDOW = 30.0
 DEFAULT_TIMEOUT = 1800.0
 REASSESS_EVERY = 1.0  # seconds between re-assessments while inotify is quiet
 CLOCK_SLACK = 1.0  # an artifact this much older than the clock still counts (coarse mtimes)
@@ -85,6 +92,8 @@ class Health:
     last_activity_at: str | None = None  # the provider's last event (not the wrapper's beat)
     last_event: str | None = None
     provider_idle: float | None = None  # seconds since that event (or since the clock, before any)
+    retries: int | None = None  # retry events in the provider's current run of retries
+    retrying_for: float | None = None  # seconds since the first of them
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -110,6 +119,8 @@ class Health:
                 "lastActivityAt": self.last_activity_at,
                 "lastEvent": self.last_event,
                 "providerIdle": self.provider_idle,
+                "retries": self.retries,
+                "retryingFor": self.retrying_for,
             },
         }
 
@@ -156,10 +167,11 @@ def assess(
     max_idle: float,
     launch_grace: float,
     idle_window: float = DEFAULT_IDLE_WINDOW,
+    retry_window: float = DEFAULT_RETRY_WINDOW,
 ) -> Health:
     """Judge one dispatch at wall-clock time `now` (seconds since the epoch)."""
     ev = _evidence(dispatch, layout, now)
-    healthy, reason, done = _judge(dispatch, ev, now, max_idle, launch_grace, idle_window)
+    healthy, reason, done = _judge(dispatch, ev, now, max_idle, launch_grace, idle_window, retry_window)
     d, rstat, clock = dispatch, ev.rstat, ev.clock
     return Health(
         healthy=healthy,
@@ -183,6 +195,8 @@ def assess(
         last_activity_at=ev.last_at,
         last_event=ev.last_text,
         provider_idle=_round(ev.provider_idle),
+        retries=ev.retries or None,
+        retrying_for=_round(ev.retrying_for),
     )
 
 
@@ -201,6 +215,9 @@ class _Evidence:
     last_text: str | None
     provider_idle: float | None  # seconds since the provider's last event, when it streams
     streaming: bool
+    retries: int  # the provider's current run of retries (heartbeat `retrying`): how many,
+    retrying_for: float | None  # for how long (since its first),
+    retry_text: str | None  # and what the last one said
 
 
 def _evidence(d: Dispatch, layout: RunLayout, now: float) -> _Evidence:
@@ -214,6 +231,9 @@ def _evidence(d: Dispatch, layout: RunLayout, now: float) -> _Evidence:
     last = beat.get("lastEvent") if isinstance(beat.get("lastEvent"), dict) else None
     last_at = beat.get("lastActivityAt") if isinstance(beat.get("lastActivityAt"), str) else d.last_activity_at
     active = parse_iso(last_at)
+    retrying = beat.get("retrying") if isinstance(beat.get("retrying"), dict) else {}
+    retrying_since = parse_iso(retrying.get("since")) if isinstance(retrying.get("since"), str) else None
+    retries = retrying.get("count")
     return _Evidence(
         rstat=_stat(result) if result is not None else None,
         artifact=artifact,
@@ -226,11 +246,14 @@ def _evidence(d: Dispatch, layout: RunLayout, now: float) -> _Evidence:
         last_text=f"{last.get('kind')}: {last.get('text')}" if last else d.last_event,
         provider_idle=now - max(active or clock, clock) if clock is not None and beat else None,
         streaming=bool(beat.get("streaming")),
+        retries=retries if isinstance(retries, int) and retrying_since is not None else 0,
+        retrying_for=max(0.0, now - retrying_since) if retrying_since is not None else None,
+        retry_text=str(retrying.get("last")) if retrying_since is not None else None,
     )
 
 
 def _judge(
-    d: Dispatch, ev: _Evidence, now: float, max_idle: float, launch_grace: float, idle_window: float
+    d: Dispatch, ev: _Evidence, now: float, max_idle: float, launch_grace: float, idle_window: float, retry_window: float
 ) -> tuple[bool, str, bool]:
     """(healthy, reason, done): the first rule below that applies."""
     if d.status == COMPLETED:
@@ -260,8 +283,9 @@ def _judge(
     idle = now - max(ev.fresh_mtime, ev.clock)
     if idle > max_idle:
         return False, f"liveness artifact idle for {idle:.0f} s (max idle {max_idle:g} s)", False
-    if ev.last is not None and ev.last.get("kind") == "retry":
-        return False, f"retrying: {ev.last.get('text')} (provider's last event {ev.provider_idle or 0:.0f} s ago)", False
+    if ev.retrying_for is not None and ev.retrying_for >= retry_window:
+        runs = f"{ev.retries} retr{'y' if ev.retries == 1 else 'ies'} in {ev.retrying_for:.0f} s"
+        return False, f"retrying: {ev.retry_text} ({runs}, nothing else since the first; retry window {retry_window:g} s)", False
     if ev.streaming and ev.provider_idle is not None and ev.provider_idle > idle_window:
         last = f"last: {ev.last_text}" if ev.last_text else "none since " + ev.clock_name
         return False, f"stalled: no provider event for {ev.provider_idle:.0f} s (idle window {idle_window:g} s; {last})", False
@@ -301,14 +325,16 @@ def probe(
     max_idle: float,
     launch_grace: float,
     idle_window: float = DEFAULT_IDLE_WINDOW,
+    retry_window: float = DEFAULT_RETRY_WINDOW,
     now: Callable[[], float] = time.time,
 ) -> list[Health]:
     """Assess every selected dispatch; one that reads as dead is re-read once (it may have just finished)."""
-    found = [assess(d, selection.layout, now(), max_idle, launch_grace, idle_window) for d in selection.load()]
+    windows = (max_idle, launch_grace, idle_window, retry_window)
+    found = [assess(d, selection.layout, now(), *windows) for d in selection.load()]
     if any(h.pid_alive is False and not h.healthy for h in found):
         # worker-run records the terminal status before it exits: a dead pid with a
         # non-terminal record read a moment ago may be a worker that just finished.
-        found = [assess(d, selection.layout, now(), max_idle, launch_grace, idle_window) for d in selection.load()]
+        found = [assess(d, selection.layout, now(), *windows) for d in selection.load()]
     return found
 
 
@@ -360,6 +386,7 @@ def wait(
     max_idle: float,
     launch_grace: float,
     idle_window: float = DEFAULT_IDLE_WINDOW,
+    retry_window: float = DEFAULT_RETRY_WINDOW,
     progress: Callable[[list[Health], float], None] | None = None,
 ) -> WaitOutcome:
     """Block until every selected worker is done, one is unhealthy or `timeout` passes.
@@ -370,7 +397,9 @@ def wait(
     chosen = check_waitable(selection)
     never = [d for d in chosen if d.status == PENDING and not d.dispatched_at and not d.started_at]
     if never:
-        healths = probe(selection, max_idle=max_idle, launch_grace=launch_grace, idle_window=idle_window)
+        healths = probe(
+            selection, max_idle=max_idle, launch_grace=launch_grace, idle_window=idle_window, retry_window=retry_window
+        )
         if any(not h.healthy for h in healths):
             return WaitOutcome(UNHEALTHY, healths, 0.0)
         names = ", ".join(d.worker_id if d.attempt == 1 else f"{d.worker_id} (attempt {d.attempt})" for d in never)
@@ -388,7 +417,9 @@ def wait(
         tick = REASSESS_EVERY if watch.uses_inotify else inotify.FALLBACK_POLL
         started = time.monotonic()
         while True:
-            healths = probe(selection, max_idle=max_idle, launch_grace=launch_grace, idle_window=idle_window)
+            healths = probe(
+                selection, max_idle=max_idle, launch_grace=launch_grace, idle_window=idle_window, retry_window=retry_window
+            )
             waited = time.monotonic() - started
             if progress is not None:
                 progress(healths, waited)
@@ -399,7 +430,8 @@ def wait(
             left = timeout - waited
             if left <= 0:
                 return WaitOutcome(TIMED_OUT, healths, waited)
-            # Wake when the first provider's idle window runs out, not up to a tick later.
+            # Wake when the first provider's idle or retry window runs out, not up to a tick later.
             stalls = [idle_window - h.provider_idle for h in healths if h.provider_idle is not None]
+            stalls += [retry_window - h.retrying_for for h in healths if h.retrying_for is not None]
             due = min((x for x in stalls if x > 0), default=tick) + 0.01
             watch.wait(min(tick, left, due))

@@ -91,6 +91,12 @@ class Event:
     def activity(self) -> bool:
         return self.kind != NOISE
 
+    @property
+    def progress(self) -> bool:
+        """The provider got through: anything but a retry, an unparsed line or a banner. It
+        ends a run of retries (DESIGN §5: retrying is a state, not one event)."""
+        return self.kind not in (RETRY, LOG, NOISE)
+
 
 @dataclass(frozen=True)
 class Denial:

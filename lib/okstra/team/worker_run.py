@@ -218,6 +218,11 @@ class _Activity:
         self.partial = {"stdout": bytearray(), "stderr": bytearray()}
         self.at: str | None = None
         self.last: output.Event | None = None
+        # The current run of retries (retry events with no progress between): liveness
+        # judges `retrying` by how long it lasts, not by one reconnect (DESIGN §5).
+        self.retries = 0
+        self.retrying_since: str | None = None
+        self.last_retry: output.Event | None = None
 
     def feed(self, stream: str, chunk: bytes) -> None:
         buf = self.partial[stream]
@@ -243,6 +248,12 @@ class _Activity:
         if event is not None and event.activity:
             self.at = now_iso()
             self.last = event
+            if event.kind == output.RETRY:
+                self.retrying_since = self.retrying_since or self.at
+                self.retries += 1
+                self.last_retry = event
+            elif event.progress:
+                self.retries, self.retrying_since, self.last_retry = 0, None, None
 
     @property
     def described(self) -> str | None:
@@ -294,8 +305,16 @@ def _beat(plan: Plan, child_pid: int | None, out_bytes: int, activity: _Activity
             "streaming": plan.output_format in output.STREAMING,
             "lastActivityAt": activity.at if activity else None,
             "lastEvent": {"kind": last.kind, "text": last.text} if last else None,
+            "retrying": _retrying(activity),
         },
     )
+
+
+def _retrying(activity: _Activity | None) -> dict[str, Any] | None:
+    """The provider's current run of retries for the heartbeat: since when, how many, the last one."""
+    if activity is None or not activity.retries or activity.last_retry is None:
+        return None
+    return {"since": activity.retrying_since, "count": activity.retries, "last": activity.last_retry.text}
 
 
 def _spawn(plan: Plan) -> tuple[Any, int, int]:

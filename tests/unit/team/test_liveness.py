@@ -324,13 +324,125 @@ def test_observed_5_a_provider_retrying_a_limit_is_unhealthy_with_its_text(proje
     proc = _run_in_background(layout, worker, OKSTRA_FAKE_MODE="retrying", OKSTRA_FAKE_DELAY="3", OKSTRA_FAKE_RETRIES="10")
     try:
         sel = liveness.selection_of(open_run(str(layout.manifest)), [])
-        end = time.monotonic() + 10
+        end = time.monotonic() + 15
         while time.monotonic() < end:
-            [h] = liveness.probe(sel, max_idle=120, launch_grace=30)
+            [h] = liveness.probe(sel, max_idle=120, launch_grace=30, retry_window=5)  # a retry every 3 s
             if not h.healthy:
                 break
             time.sleep(0.1)
         assert h.reason.startswith("retrying: "), h.reason
         assert "429" in h.reason and h.to_dict()["evidence"]["lastEvent"].startswith("retry: ")
+        assert h.retries >= 2 and h.retrying_for >= 5
     finally:
         _stop(proc)
+
+
+# What codex 0.171.0 prints on stdout (`exec --json`) when a request fails once and the CLI
+# reconnects and carries on (ecosystem.md, second pass; the fake's `reconnect` mode prints
+# the same): start events, the metadata warning item, one `Reconnecting... 1/5`, then its turn.
+CODEX_START = [
+    '{"type":"thread.started","thread_id":"0199a213-81c0-7800-8aa1-bbab2a035a53"}',
+    '{"type":"turn.started"}',
+    '{"type":"item.completed","item":{"id":"item_0","type":"error","message":"Model metadata for `gpt-5` not found."}}',
+]
+CODEX_CARRIES_ON = [
+    '{"type":"item.completed","item":{"id":"item_1","type":"reasoning","text":"**Reading the prompt**"}}',
+    '{"type":"item.completed","item":{"id":"item_2","type":"command_execution","command":"ls","exit_code":0}}',
+    '{"type":"item.completed","item":{"id":"item_3","type":"agent_message","text":"# Findings"}}',
+]
+
+
+def reconnecting(n: int) -> str:
+    return json.dumps({"type": "error", "message": f"Reconnecting... {n}/5 (stream disconnected before completion)"})
+
+
+class _Replay:
+    """A recorded stream fed, line by line, to worker-run's own event reader and heartbeat
+    writer: liveness judges exactly the heartbeat worker-run writes for that stream."""
+
+    def __init__(self, project):
+        from okstra.run import catalog
+        from okstra.team import worker_run
+
+        self.layout, _ = make_run(project, ["codex"])
+        self.worker_run = worker_run
+        run = open_run(str(self.layout.manifest))
+        self.plan = worker_run.prepare(run, catalog.load(run.root), "codex-analyst")
+        self.activity = worker_run._Activity(self.plan.output_format)
+        in_progress_at = time.time() - 1
+        set_dispatch(
+            self.layout,
+            "codex-analyst",
+            status="in-progress",
+            started_at=iso(in_progress_at),
+            liveness_artifact=self.layout.relative(self.layout.heartbeat_path("codex-analyst")),
+            **me(),
+        )
+
+    def feed(self, *lines: str) -> None:
+        for line in lines:
+            self.activity.feed("stdout", line.encode() + b"\n")
+        self.worker_run._beat(self.plan, None, 0, self.activity)
+
+    def judge(self, later: float = 0.0, **windows: float):
+        d = team_state.load(self.layout.team_state).find("codex-analyst")
+        return liveness.assess(d, self.layout, time.time() + later, 120.0, 30.0, **windows)
+
+
+def test_one_codex_reconnect_then_normal_output_reads_healthy_throughout(project):
+    replay = _Replay(project)
+    replay.feed(*CODEX_START)
+    replay.feed(reconnecting(1))
+    # The back-off after one reconnect: the provider's last event is that retry, and it is
+    # no state yet (codex carries on after it, DESIGN §5).
+    h = replay.judge()
+    assert h.healthy, h.reason
+    for later in (0.0, 5.0, liveness.DEFAULT_RETRY_WINDOW - 1):
+        h = replay.judge(later)
+        assert h.healthy, h.reason
+        assert h.retries == 1 and h.last_event.startswith("retry: Reconnecting... 1/5")
+    replay.feed(*CODEX_CARRIES_ON)
+    h = replay.judge(liveness.DEFAULT_RETRY_WINDOW + 5)
+    assert h.healthy and h.retries is None and h.retrying_for is None, h.reason
+    assert h.to_dict()["evidence"]["retries"] is None
+
+
+def test_a_retry_that_persists_for_the_retry_window_reads_retrying(project):
+    """One reconnect and then nothing but its back-off for the whole window: the CLI is not getting through."""
+    replay = _Replay(project)
+    replay.feed(*CODEX_START, reconnecting(1))
+    h = replay.judge(liveness.DEFAULT_RETRY_WINDOW + 1)
+    assert not h.healthy
+    assert h.reason.startswith("retrying: Reconnecting... 1/5 (stream disconnected before completion) (1 retry in ")
+    assert "retry window 30 s" in h.reason
+
+
+def test_retries_that_repeat_without_progress_read_retrying_once_the_window_is_reached(project):
+    replay = _Replay(project)
+    replay.feed(*CODEX_START, reconnecting(1))
+    replay.feed("not json: a log line does not end a run of retries", reconnecting(2), reconnecting(3))
+    h = replay.judge(later=0.0, retry_window=0.0)
+    assert not h.healthy and h.retries == 3 and "3 retries in 0 s" in h.reason, h.reason
+    assert replay.judge(later=0.0).healthy  # within the default window: maybe a burst that ends well
+    replay.feed(*CODEX_CARRIES_ON)  # it got through: the run of retries is over
+    assert replay.judge(later=0.0, retry_window=0.0).healthy
+
+
+def test_observed_2_codex_reconnecting_once_and_carrying_on_is_waited_for_to_the_end(project):
+    """The fake codex in `reconnect` mode (one `Reconnecting... 1/5`, 3 s of back-off, then its
+    turn) under worker-run: worker-wait's loop sees it through to done, never unhealthy."""
+    layout, _ = make_run(project, ["codex"])
+    proc = _run_in_background(layout, "codex-analyst", OKSTRA_FAKE_MODE="reconnect", OKSTRA_FAKE_DELAY="3")
+    try:
+        sel = liveness.selection_of(open_run(str(layout.manifest)), [])
+        seen: list[liveness.Health] = []
+        outcome = liveness.wait(sel, timeout=60, max_idle=120, launch_grace=30, progress=lambda hs, _: seen.extend(hs))
+        assert outcome.verdict == liveness.ALL_DONE, [h.reason for h in outcome.healths]
+        assert any(h.retries == 1 for h in seen), "the reconnect was never seen while waiting"
+        assert record_of(layout, "codex-analyst").status == "completed"
+    finally:
+        proc.wait(timeout=15)
+
+
+def record_of(layout, worker):
+    return team_state.load(layout.team_state).find(worker)

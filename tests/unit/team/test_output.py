@@ -447,3 +447,19 @@ def test_no_bytes_ever_crash_the_event_reader(data):
         for stream in ("stdout", "stderr"):
             event = output.parse_event(fmt, data, stream)
             assert event is None or event.kind in output.EVENT_KINDS
+
+
+@pytest.mark.parametrize(
+    "line,stream,progress",
+    [
+        ('{"type":"error","message":"Reconnecting... 1/5 (stream disconnected before completion)"}', "stdout", False),
+        ("Reading additional input from stdin...", "stderr", False),
+        ("a line that is no event", "stdout", False),
+        ('{"type":"item.completed","item":{"type":"reasoning","text":"thinking"}}', "stdout", True),
+        ('{"type":"item.completed","item":{"type":"agent_message","text":"done"}}', "stdout", True),
+        ('{"type":"turn.completed","usage":{"input_tokens":1,"output_tokens":1}}', "stdout", True),
+    ],
+)
+def test_only_an_event_that_shows_the_provider_got_through_ends_a_run_of_retries(line, stream, progress):
+    """DESIGN §5: retrying is a state; a codex reconnect, a banner or an unparsed line does not end it."""
+    assert output.parse_event("codex-jsonl", line, stream).progress is progress
