@@ -19,6 +19,14 @@ EXITS_SLOWLY_ON_TERM = (
 )
 
 
+def _until(predicate, what):
+    """Wait for a process state; 60 s only bounds a hang, never a measured figure."""
+    end = time.monotonic() + 60
+    while not predicate():
+        assert time.monotonic() < end, f"never: {what}"
+        time.sleep(0.01)
+
+
 def test_a_process_is_its_pid_and_its_start_time():
     start = processes.start_time(os.getpid())
     assert start and start.isdigit()
@@ -33,7 +41,7 @@ def test_a_command_name_with_spaces_and_parentheses_does_not_shift_the_fields(tm
     odd.symlink_to("/bin/sleep")
     child = subprocess.Popen([str(odd), "30"])
     try:
-        time.sleep(0.2)
+        _until(lambda: Path(f"/proc/{child.pid}/comm").read_text() == "a) b (c\n", "the odd name exec'd")
         fields = processes.stat_fields(child.pid)
         assert fields is not None and fields[0] in "RSD" and int(fields[1]) == os.getpid()
         assert processes.start_time(child.pid) == fields[19]
@@ -44,8 +52,8 @@ def test_a_command_name_with_spaces_and_parentheses_does_not_shift_the_fields(tm
 
 def test_a_zombie_is_not_alive():
     child = subprocess.Popen(["true"])
-    time.sleep(0.3)  # exited, not yet reaped
     try:
+        _until(lambda: (processes.stat_fields(child.pid) or ["?"])[0] == "Z", "exited, not yet reaped")
         assert not processes.matches(child.pid, None)
     finally:
         child.wait()
@@ -54,9 +62,7 @@ def test_a_zombie_is_not_alive():
 def test_descendants_are_collected_from_the_recorded_root():
     shell = subprocess.Popen(["/bin/sh", "-c", "sleep 30 & wait"])
     try:
-        deadline = time.monotonic() + 5
-        while time.monotonic() < deadline and not processes.children().get(shell.pid):
-            time.sleep(0.02)
+        _until(lambda: processes.children().get(shell.pid), "the shell's child started")
         found = processes.with_descendants({shell.pid: processes.start_time(shell.pid)})
         assert shell.pid in found and len(found) == 2
         assert processes.with_descendants({shell.pid: "1"}) == {}  # not the recorded process: nothing
