@@ -17,6 +17,8 @@ def _run(args: argparse.Namespace) -> int:
     view = views.render_view(root, args.report, args.output)
     if view.translation_missing:
         cli.say(PROG, "note: the translation is missing; the page shows the source report")
+    if view.recorded_refused:
+        cli.say(PROG, f"warning: {view.recorded_refused}")
     if args.json:
         cli.emit_json(
             {
@@ -26,6 +28,7 @@ def _run(args: argparse.Namespace) -> int:
                 "sha256": view.sha256,
                 "translation": paths.relative(root, view.translation) if view.translation else None,
                 "translationMissing": view.translation_missing,
+                "recordedRefused": view.recorded_refused,
             }
         )
     else:

@@ -70,10 +70,14 @@ def finalize(handle: run_layout.Run, *, with_html: bool = True) -> Finalized:
         root, str(data), str(run.report_markdown(manifest.task_type, number)), expected_header=expected
     )
     html = None
+    warnings = list(done.warnings)
     if with_html:
         from okstra.report import views
 
-        html = views.render_view(root, str(done.output), str(run.report_html(manifest.task_type, number))).output
+        view = views.render_view(root, str(done.output), str(run.report_html(manifest.task_type, number)))
+        html = view.output
+        if view.recorded_refused:
+            warnings.append(f"warning: {view.recorded_refused}")
     run_layout.commit(project, key, REPORTS, number)
     _record_status(mpath, FINAL_STATUS)
     return Finalized(
@@ -86,5 +90,5 @@ def finalize(handle: run_layout.Run, *, with_html: bool = True) -> Finalized:
         report_number=number,
         run_number=manifest.run_number,
         final_status=FINAL_STATUS,
-        warnings=tuple(done.warnings),
+        warnings=tuple(warnings),
     )

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import shlex
 from collections.abc import Mapping
@@ -47,6 +48,7 @@ class View:
     sha256: str
     translation: Path | None
     translation_missing: bool
+    recorded_refused: str | None = None
 
 
 def sources(project_root: Path, report_arg: str) -> tuple[Path, Path]:
@@ -82,17 +84,22 @@ def inline_script(path: Path) -> str:
     return text
 
 
-def _recorded(root: Path, sidecar: Path) -> dict[str, Any] | None:
-    """What the run's sidecar for this report already holds (the form is pre-filled with it);
-    None when there is none or it cannot be read (the page then starts empty)."""
-    if not sidecar.is_file():
-        return None
+def _recorded(root: Path, sidecar: Path) -> tuple[dict[str, Any] | None, str | None]:
+    """What the run's sidecar for this report already holds (the form is pre-filled with it),
+    and why it was not loaded when it was refused (its seal missing or differing, or not a
+    sidecar: DESIGN §14). The page then starts empty and says so, in one line naming the
+    file and what to do: the user must not re-answer unaware that earlier answers exist."""
+    if not os.path.lexists(sidecar):
+        return None, None
     try:
         recorded = sc.read_state(sidecar, paths.relative(root, sidecar)).to_dict()
-    except (InputError, StateError):
-        return None
+    except (InputError, StateError) as exc:
+        return None, (
+            f"Earlier answers were not loaded: {exc.message}. The answer form starts empty; restore that file and "
+            "render this page again (render-report-views) to see them, or move it away before you import what you export here."
+        )
     del recorded["meta"]
-    return recorded
+    return recorded, None
 
 
 def _meta(root: Path, document: Mapping[str, Any], report: Path, data: Path, digest: str) -> dict[str, Any]:
@@ -101,6 +108,7 @@ def _meta(root: Path, document: Mapping[str, Any], report: Path, data: Path, dig
     plan = document.get("implementationPlanning", {})
     sidecar = run.sidecar(header["taskType"], header["reportNumber"])
     source = paths.relative(root, report)
+    recorded, refused = _recorded(root, sidecar)
     return {
         "taskKey": header["taskKey"],
         "taskType": header["taskType"],
@@ -112,7 +120,8 @@ def _meta(root: Path, document: Mapping[str, Any], report: Path, data: Path, dig
         "sourceDataSha256": digest,
         "sidecarName": sidecar.name,
         "importCommand": f"user-response-import --from-downloads --report {shlex.quote(source)}",
-        "recorded": _recorded(root, sidecar),
+        "recorded": recorded,
+        "recordedRefused": refused,
         "reportLanguage": header.get("reportLanguage"),
         "openQuestions": document["openQuestions"],
         "implementationOptions": [{"id": o["id"], "name": o["name"]} for o in plan.get("implementationOptions", [])],
@@ -173,4 +182,5 @@ def render_view(project_root: Path, report_arg: str, output_arg: str | None = No
         sha256=digest,
         translation=translated if text is not None else None,
         translation_missing=bool(language) and text is None,
+        recorded_refused=meta["recordedRefused"],
     )

@@ -77,6 +77,18 @@ def test_finalize_uses_the_active_run_by_default_and_is_idempotent(project, caps
     assert run_layout.peek(project_layout, run_layout.TaskKey.parse(KEY), "reports") == 2
 
 
+def test_a_refused_sidecar_is_said_as_a_warning_and_the_report_still_finalizes(project, capsys):
+    _, run, _ = _run(project, "analysis", run_number=2, report_number=1, active=True)
+    sidecar = run.sidecar("analysis", 1)
+    sidecar.parent.mkdir(parents=True)
+    sidecar.write_text("# User response\n\nwritten by hand, with no seal\n")
+    assert report_finalize.main([]) == 0
+    warnings = [line for line in capsys.readouterr().err.splitlines() if "warning" in line]
+    assert len(warnings) == 1 and warnings[0].startswith("report-finalize: warning: Earlier answers were not loaded: ")
+    assert f"{run.relative(sidecar)} has no okstra seal" in warnings[0]
+    assert 'id="recorded-refused"' in (run.reports_dir / "final-report-analysis-001.html").read_text()
+
+
 def test_a_report_naming_another_run_is_refused_before_anything_is_written(project):
     _, run, manifest = _run(project)
     data = run.report_data(manifest.task_type, manifest.report_number)

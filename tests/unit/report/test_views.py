@@ -16,7 +16,7 @@ from conftest import tree_snapshot
 from fixtures.reports import reportfix
 from okstra.commands import render_report_views
 from okstra.core.errors import InputError, PathEscapeError, ProblemsFound
-from okstra.report import views
+from okstra.report import user_response, views
 
 REPORTS = ".okstra/runs/feature--rate-limit--r001/reports"
 
@@ -274,3 +274,39 @@ def test_a_failover_stand_in_and_the_open_breakers_are_said_under_the_participan
 def test_a_report_without_a_failover_has_no_failover_list(project):
     text = views.render_view(project, str(_place(project, "analysis"))).output.read_text()
     assert 'id="failover"' not in text
+
+
+def test_a_sidecar_whose_seal_does_not_match_is_said_on_the_page_and_the_form_starts_empty(project, capsys):
+    data = _place(project, "analysis")
+    rel = f"{REPORTS}/final-report-analysis-001.md"
+    user_response.write(project, rel, '{"Q2": "only /health"}')
+    sidecar_path = project / ".okstra/runs/feature--rate-limit--r001/reports/user-responses/user-response-analysis-001.md"
+    sidecar_path.write_text(sidecar_path.read_text().replace("only /health", "no route at all"))  # an edit outside okstra
+    before = sidecar_path.read_bytes()
+    assert render_report_views.main([str(data), "--json"]) == 0
+    captured = capsys.readouterr()
+    shown = ".okstra/runs/feature--rate-limit--r001/reports/user-responses/user-response-analysis-001.md"
+    # One warning line on stderr (beside the missing translation's note), naming the file and the seal.
+    warnings = [line for line in captured.err.splitlines() if "warning" in line]
+    assert len(warnings) == 1 and warnings[0].startswith("render-report-views: warning: Earlier answers were not loaded: ")
+    assert f"{shown} was changed outside okstra (its sha256 differs from the seal okstra wrote)" in warnings[0]
+    out = json.loads(captured.out)
+    assert shown in out["recordedRefused"]
+    text = (project / out["output"]).read_text()
+    meta = _meta(text)
+    assert meta["recorded"] is None and meta["recordedRefused"] == out["recordedRefused"]
+    notice = re.search(r'<p class="note" id="recorded-refused" role="alert"><strong>(.*?)</strong></p>', text).group(1)
+    assert html.unescape(notice) == out["recordedRefused"]
+    assert "\n" not in notice and "restore that file" in notice and "move it away" in notice
+    assert "the form starts empty: earlier answers were not loaded" in text
+    assert "no route at all" not in text and "Recorded answer" not in text
+    assert sidecar_path.read_bytes() == before  # the view changes nothing
+
+
+def test_an_intact_sidecar_pre_fills_the_form_without_a_notice(project):
+    data = _place(project, "analysis")
+    user_response.write(project, f"{REPORTS}/final-report-analysis-001.md", '{"Q2": "only /health"}')
+    view = views.render_view(project, str(data))
+    text = view.output.read_text()
+    assert view.recorded_refused is None and 'id="recorded-refused"' not in text
+    assert _meta(text)["recorded"]["answers"][0]["answer"] == "only /health" and "Recorded answer (the user)" in text
