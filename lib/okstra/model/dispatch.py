@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from okstra.core.errors import StateError
@@ -247,8 +247,7 @@ class Dispatch:
         return replace(self, **changes)
 
     def to_dict(self) -> dict[str, Any]:
-        values = asdict(self)
-        out = {name: values[attr] for name, attr in _FIELDS.items()}
+        out = {name: getattr(self, attr) for name, attr in _FIELDS.items()}  # every one a plain value
         out["usage"] = self.usage.to_dict() if self.usage else None
         for name, (attr, _) in _OPTIONAL.items():
             if getattr(self, attr) is not None:
