@@ -15,8 +15,8 @@ and its errors are the answer. A schema using a keyword the walk does not know
 is validated by jsonschema alone.
 
 A document read on every run command (the provider catalog, a config file) is
-checked with `remember=True`: a valid one leaves a memo named by the sha256 of
-its schema and its canonical JSON in `$OKSTRA_ROOT/cache/valid/`, and the next
+checked with `remember=True`: a valid one leaves a memo (`core.memo`, kind
+"valid") named by the sha256 of its schema and its canonical JSON, and the next
 check of the same document against the same schema finds it and skips
 jsonschema, whose import alone costs a command about 0.2 s (DESIGN §13).
 """
@@ -30,15 +30,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from okstra.core import fsio, home, seal, settings
+from okstra.core import home, memo
 from okstra.core.errors import StateError
 
 SCHEMA_DIR = home.ROOT / "schemas"
 
 Check = Callable[[Any], bool]
-
-# Memos kept of documents found valid; the oldest go beyond this (a config edited often).
-MEMO_LIMIT = 64
 
 # Keywords that look at one value and never into a subschema: the check calls
 # jsonschema's own function for each (`type` and `pattern` inlined: the hot ones).
@@ -242,37 +239,25 @@ def _position(path: Any) -> list[tuple[int, str]]:
 def problems(name: str, document: Any, *, remember: bool = False) -> list[str]:
     """Every violation, one `<json path>: <message>` line each, in document order.
     `remember`: consult and keep a memo of this document's validity (module docstring)."""
-    memo = _memo(name, document) if remember else None
-    if memo is not None and memo.exists():
+    known = _validity_memo(name, document) if remember else None
+    if known is not None and memo.recall("valid", known)[0]:
         return []
     check = _check(name)
     if check is not None and check(document):
-        if memo is not None:
-            _keep(memo)
+        if known is not None:
+            memo.keep("valid", known, True)
         return []
     found = sorted(validator(name).iter_errors(document), key=lambda e: (_position(e.absolute_path), e.message))
     return [f"{e.json_path}: {_message(e)}" for e in found]
 
 
-def _memo(name: str, document: Any) -> Path | None:
+def _validity_memo(name: str, document: Any) -> str | None:
+    """The memo name of `document`'s validity against schema `name`; None for what is not JSON data."""
     try:
-        canonical = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        canonical = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
     except (TypeError, ValueError):
-        return None  # not JSON data: validated in full every time
-    schema = path_of(name).read_bytes()
-    key = seal.sha256_hex(b"%s\0%s\0%s" % (name.encode(), schema, canonical.encode("utf-8", "surrogatepass")))
-    return settings.current().root.expanduser() / "cache" / "valid" / key
-
-
-def _keep(memo: Path) -> None:
-    """Best effort: a cache that cannot be written only costs the next check its speed."""
-    try:
-        fsio.atomic_write(memo, "")
-        kept = sorted(memo.parent.iterdir(), key=lambda p: p.stat().st_mtime_ns)
-        for old in kept[:-MEMO_LIMIT]:
-            old.unlink(missing_ok=True)
-    except (OSError, StateError):
-        pass
+        return None
+    return memo.key(b"valid", name.encode(), path_of(name).read_bytes(), canonical)
 
 
 def check_state(name: str, document: Any, source: str) -> None:

@@ -25,6 +25,7 @@ null: YAML 1.1 would turn `report-language: no` (Norwegian) into False and
 from __future__ import annotations
 
 import functools
+import json
 import os
 import re
 from collections.abc import Callable, Mapping
@@ -32,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from okstra.core import fsio, schemas, settings
+from okstra.core import fsio, memo, schemas, settings
 from okstra.core.errors import InputError, RefusedError
 from okstra.model.catalog import Catalog
 from okstra.model.run_manifest import BACKENDS
@@ -212,10 +213,35 @@ def _loader() -> type:
     return type("StringLoader", (base,), {"yaml_implicit_resolvers": resolvers})
 
 
+# What a parse depends on besides the text: the loader's rules. Change it with them, so
+# memos of parses under the old rules are not found.
+_YAML_RULES = b"okstra-yaml 1: scalars stay strings, null kept, aliases refused"
+
+
 def parse_yaml(text: str, source: str) -> Any:
-    """Parse YAML safely; errors name the source and the line. Aliases (*name) are refused:
-    a config needs none, and expanding them ("billion laughs") can take all memory
-    (DESIGN §14)."""
+    """Parse YAML safely; errors name the source and the line. A parse is remembered
+    (`core.memo`, kind "yaml"), so a file read again unchanged costs no PyYAML import."""
+    name = memo.key(b"yaml", _YAML_RULES, text.encode("utf-8", "surrogatepass"))
+    found, document = memo.recall("yaml", name)
+    if found:
+        return document
+    document = _parse_yaml(text, source)
+    if _json_exact(document):
+        memo.keep("yaml", name, document)
+    return document
+
+
+def _json_exact(document: Any) -> bool:
+    """True when JSON holds `document` exactly (a null or non-text key would come back as text)."""
+    try:
+        return json.loads(json.dumps(document)) == document
+    except (TypeError, ValueError):
+        return False
+
+
+def _parse_yaml(text: str, source: str) -> Any:
+    """Aliases (*name) are refused: a config needs none, and expanding them ("billion
+    laughs") can take all memory (DESIGN §14)."""
     import yaml
 
     try:

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -170,13 +174,13 @@ def test_the_c_and_the_pure_python_loader_read_the_same_and_refuse_the_same(liby
     try:
         base = config._loader().__mro__[1]
         assert base is (yaml.CSafeLoader if libyaml else yaml.SafeLoader)
-        doc = config.parse_yaml("a: yes\nb: 1\nc: 2026-01-01\nd: ~\ne: [1.5, off]\nf: 'x*y'\n", "c.yaml")
+        doc = config._parse_yaml("a: yes\nb: 1\nc: 2026-01-01\nd: ~\ne: [1.5, off]\nf: 'x*y'\n", "c.yaml")
         assert doc == {"a": "yes", "b": "1", "c": "2026-01-01", "d": None, "e": ["1.5", "off"], "f": "x*y"}
         assert catalog.builtin_document()["providers"]["claude"]["binary"] == "claude"
         with pytest.raises(InputError, match=r"c.yaml: not valid YAML at line 2 column 5: aliases"):
-            config.parse_yaml("a: &a [x, x, x]\nb: [*a, *a, *a]\n", "c.yaml")
+            config._parse_yaml("a: &a [x, x, x]\nb: [*a, *a, *a]\n", "c.yaml")
         with pytest.raises(InputError, match=r"c.yaml: not valid YAML at line 1 column 5"):
-            config.parse_yaml("a: b: c\n", "c.yaml")
+            config._parse_yaml("a: b: c\n", "c.yaml")
     finally:
         config._loader.cache_clear()
 
@@ -189,3 +193,34 @@ def test_allowed_commands_are_a_list_or_per_stage_groups(tmp_path):
     for bad in ("make test", ["a\nb"], {"stage-x": ["a"]}, ["a:* b"]):
         with pytest.raises(InputError):
             config.check_value("allowed-commands", bad, source="s")
+
+
+def test_a_catalog_read_again_unchanged_imports_neither_pyyaml_nor_jsonschema(tmp_path):
+    """Every run command reads the catalog; the second read finds the parse and the verdict remembered."""
+    lib = Path(config.__file__).resolve().parents[2]
+    code = (
+        "import sys; from okstra.run import catalog; c = catalog.load(None); "
+        "print(c.ids()[0], 'yaml' in sys.modules, 'jsonschema' in sys.modules)"
+    )
+    env = {"PYTHONPATH": str(lib), "OKSTRA_ROOT": str(tmp_path / "root"), "HOME": str(tmp_path)}
+    runs = [
+        subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout.split()
+        for _ in range(2)
+    ]
+    assert runs == [["claude", "True", "True"], ["claude", "False", "False"]]
+
+
+def test_a_remembered_parse_changed_by_hand_is_not_believed_and_the_file_is_read_again():
+    text = "backend: tmux-pane\n"
+    assert config.parse_yaml(text, "c.yaml") == {"backend": "tmux-pane"}
+    (kept,) = (Path(os.environ["OKSTRA_ROOT"]) / "cache" / "yaml").iterdir()
+    doc = json.loads(kept.read_text())
+    doc["value"]["backend"] = "cli-wrapper"
+    kept.write_text(json.dumps(doc))
+    assert config.parse_yaml(text, "c.yaml") == {"backend": "tmux-pane"}
+
+
+def test_a_parse_json_cannot_hold_exactly_is_not_remembered():
+    assert config.parse_yaml("~: x\n", "c.yaml") == {None: "x"}
+    assert config.parse_yaml("~: x\n", "c.yaml") == {None: "x"}
+    assert not (Path(os.environ["OKSTRA_ROOT"]) / "cache" / "yaml").exists()
