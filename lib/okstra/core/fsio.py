@@ -179,7 +179,7 @@ def _open_bytes(path: Path | str, what: str) -> tuple[int, bytes] | None:
 def _unreadable(path: Path | str, exc: OSError, what: str) -> InputError:
     """The one wording of a file okstra could not read."""
     if isinstance(exc, IsADirectoryError):
-        return InputError(f"{path}: is a directory, expected a {what}", hint=f"give the path of the {what}")
+        return InputError(f"{path}: is a directory, expected a {what}", hint="give the path of a file, or move the folder away")
     return InputError(f"{path}: cannot read: {exc.strerror}", hint="check the path and its permissions")
 
 

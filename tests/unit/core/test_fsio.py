@@ -274,7 +274,9 @@ def test_read_bytes_words_a_missing_or_unreadable_file_as_read_text_does(tmp_pat
             fsio.read_text(bad)
         assert str(from_bytes.value) == str(from_text.value)
         assert str(from_bytes.value).startswith(f"{bad}: ") and "; " in str(from_bytes.value)
-    with pytest.raises(errors.InputError, match=r"folder.json: is a directory, expected a report data file; give the path"):
+    with pytest.raises(
+        errors.InputError, match=r"folder.json: is a directory, expected a report data file; give the path of a file"
+    ):
         fsio.read_bytes(tmp_path / "folder.json", what="report data file")
     with pytest.raises(errors.InputError, match=r"below.json: cannot read: Not a directory; check the path"):
         fsio.read_bytes(tmp_path / "file" / "below.json")
