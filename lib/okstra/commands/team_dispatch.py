@@ -68,6 +68,7 @@ def _run(args: argparse.Namespace) -> int:
         workers=workers,
         redispatch=args.redispatch,
         budget=_budget(run),
+        launch_gate=run.layout.launch_gate,
     )
     if args.json:
         doc = outcome.to_dict()

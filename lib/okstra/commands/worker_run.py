@@ -1,15 +1,22 @@
-"""`worker-run`: run one dispatch's provider CLI to a terminal status (DESIGN §5)."""
+"""`worker-run`: run one dispatch's provider CLI to a terminal status (DESIGN §5).
+
+okstra's modules are imported inside the functions: a worker-run that team-dispatch
+started waits at the launch gate (core.gate) before it loads anything, so sixteen of
+them do not take the CPU from the command that started them.
+"""
 
 from __future__ import annotations
 
-import argparse
-import signal
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from okstra.core import cli
-from okstra.model.dispatch import COMPLETED
-from okstra.model.layout import Run, check_worker_id, open_run
+from okstra.core import gate
+
+if TYPE_CHECKING:
+    import argparse
+
+    from okstra.model.layout import Run
 
 PROG = "worker-run"
 
@@ -30,6 +37,7 @@ def _scope_begin(run: Run, worker: str, attempt: int | None):
 def _scope_end(scope, worker: str, attempt: int | None) -> dict:
     """The scope verdict at the end of the dispatch, for its terminal record (DESIGN §10)."""
     from okstra.commands import stage_check
+    from okstra.core import cli
     from okstra.core.errors import OkstraError
     from okstra.model.dispatch import ScopeCheck
 
@@ -49,6 +57,11 @@ def _scope_end(scope, worker: str, attempt: int | None) -> dict:
 
 
 def _run(args: argparse.Namespace) -> int:
+    import signal
+
+    from okstra.core import cli
+    from okstra.model.dispatch import COMPLETED
+    from okstra.model.layout import check_worker_id, open_run
     from okstra.run import catalog
     from okstra.team import worker_run
 
@@ -76,6 +89,9 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
+    gate.pass_through()  # started by team-dispatch: begin once it has returned (core.gate)
+    from okstra.core import cli
+
     parser = cli.parser(PROG, doc)
     cli.run_options(parser, manifest_required=True)
     parser.add_argument("--worker", required=True)

@@ -25,6 +25,7 @@ KNOBS: dict[str, str] = {
     "OKSTRA_WORKER_ROLE": "set by worker-run for the provider it runs: the worker's role",
     "OKSTRA_RESULT_PATH": "set by worker-run for the provider it runs: the absolute recorded result path",
     "OKSTRA_EVIDENCE_DIR": "set by worker-run for the provider it runs: the absolute folder for the worker's evidence files",
+    "OKSTRA_LAUNCH_GATE": "set by team-dispatch for the worker-runs it starts: the gate they wait at until it has returned",
 }
 
 

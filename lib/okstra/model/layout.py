@@ -95,6 +95,11 @@ class RunLayout:
         return self.dir / "team-state.json"
 
     @property
+    def launch_gate(self) -> Path:
+        """team-dispatch's gate: its workers start their work once it has returned (core.gate)."""
+        return self.dir / "launch.gate"
+
+    @property
     def brief(self) -> Path:
         """The task brief render-bundle was given; every prompt of the run carries it."""
         return self.dir / "brief.md"

@@ -15,12 +15,14 @@ reused, so a stale result can never be read as the new one.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
-from okstra.core import cli, fsio
+from okstra.core import cli, fsio, gate
 from okstra.core.clock import now_iso
 from okstra.core.errors import OkstraError, ProblemsFound, RefusedError
 from okstra.model import spend, team_state
@@ -140,10 +142,13 @@ def dispatch(
     workers: Sequence[str] = (),
     redispatch: Sequence[str] = (),
     budget: spend.Budget | None = None,
+    launch_gate: Path | None = None,
 ) -> DispatchOutcome:
-    """Check, estimate, claim, launch, record: each step below, in this order (DESIGN §6)."""
+    """Check, estimate, claim, launch, record: each step below, in this order (DESIGN §6).
+    `launch_gate`: closed (core.gate) just before the launch, and until this process exits, so the
+    workers begin once it has returned; only a command passes it, never a long-lived caller."""
     state = run.state()
-    backend = registry.for_run(run)
+    backend = registry.for_run(run, env={**os.environ, gate.ENV: str(launch_gate)} if launch_gate else None)
     _check_pane_ids(run, state, backend)
     fresh = _fresh_attempts(run, state, redispatch)
     pending = select(state, round_name=round_name, workers=workers) if (workers or not redispatch or round_name) else []
@@ -160,6 +165,8 @@ def dispatch(
     from okstra.team import worktrees
 
     worktrees.prepare(run.layout, [(d.worker_id, d.role) for d in todo], _stage_base(run))
+    if launch_gate is not None:
+        gate.hold(launch_gate)
     launched = _launch(run, backend, todo, dispatched_at, estimates)
     outcome.dispatched = [Dispatched(x.spec.worker_id, x.spec.attempt, x.pane_id, x.pid) for x in launched]
     return outcome

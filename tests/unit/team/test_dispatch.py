@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
 
@@ -175,3 +179,33 @@ def test_parallel_claims_take_each_dispatch_exactly_once(project):
     procs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE) for _ in range(10)]
     taken = [w for p in procs for w in p.communicate(timeout=60)[0].decode().split()]
     assert sorted(taken) == sorted(["claude-analyst", "codex-analyst", "grok-analyst", "kimi-analyst"])
+
+
+def test_the_workers_of_a_dispatch_begin_once_its_command_has_returned(project, monkeypatch):
+    """team-dispatch closes the run's launch gate before it starts the workers and keeps it
+    until it exits (core.gate): here a process that dispatches and then waits plays it."""
+    monkeypatch.setenv("OKSTRA_FAKE_MODE", "ok")
+    run = prepare(project, workers=("claude",), backend="cli-wrapper")
+    code = (
+        f"import sys; sys.path.insert(0, {str(Path(dispatch.__file__).resolve().parents[2])!r})\n"
+        "from okstra.model.layout import open_run\n"
+        "from okstra.run import prompts\n"
+        "from okstra.team import dispatch\n"
+        f"run = open_run({str(run.manifest_path)!r}, project_root={str(project)!r})\n"
+        "out = dispatch.dispatch(run, prompts.checker(run.root, run.manifest), launch_gate=run.layout.launch_gate)\n"
+        "print(out.dispatched[0].pid, flush=True)\n"
+        "sys.stdin.readline()\n"
+    )
+    command = subprocess.Popen(
+        [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=project
+    )
+    try:
+        worker = int(command.stdout.readline())
+        environ = Path(f"/proc/{worker}/environ").read_bytes().split(b"\0")
+        assert f"OKSTRA_LAUNCH_GATE={run.layout.launch_gate}".encode() in environ
+        time.sleep(1)  # long enough for a worker-run that did not wait to record its start
+        assert latest(run)["claude"].started_at is None
+    finally:
+        command.stdin.close()
+        command.wait(60)
+    assert wait_for(run, lambda b: b["claude"].terminal)["claude"].status == "completed"
