@@ -22,7 +22,11 @@ def rows(ctx: Context) -> list[Row]:
         ("lost files (acknowledged, then gone)", tally.lost),
     ]
     out = [Row("hostile: cases held", tally.held, "cases", "cases", cases, ">= 1.0", note)]
-    out += [Row(f"hostile: {name}", len(found), "cases", "cases", cases, "<= 0") for name, found in zero]
+    # A failing row names its cases (the first three), so the table alone says what to look at.
+    out += [
+        Row(f"hostile: {name}", len(found), "cases", "cases", cases, "<= 0", "; ".join(found[:3]) if found else "")
+        for name, found in zero
+    ]
     out.append(
         Row(
             "hostile: SIGKILLs that found the command running",
