@@ -52,3 +52,34 @@ def keep(kind: str, name: str, value: Any) -> None:
             old.unlink(missing_ok=True)
     except (OSError, ValueError, TypeError, OkstraError):
         pass
+
+
+def template_cache() -> Any:
+    """A Jinja2 bytecode cache whose compiled templates are memos (kind "jinja2"): the HTML
+    view's template took 0.1 s to compile on every render. Jinja2's own file cache reads
+    its files with pickle; here a compiled template is marshalled code in a sealed memo,
+    named by the template's source checksum, Jinja2's version and Python's bytecode magic."""
+    import base64
+    import importlib.util
+    import marshal
+
+    import jinja2
+
+    def name_of(bucket: Any) -> str:
+        return key(
+            b"jinja2", jinja2.__version__.encode(), importlib.util.MAGIC_NUMBER, bucket.key.encode(), bucket.checksum.encode()
+        )
+
+    class MemoBytecodeCache(jinja2.BytecodeCache):
+        def load_bytecode(self, bucket: Any) -> None:
+            found, value = recall("jinja2", name_of(bucket))
+            if found and isinstance(value, str):
+                try:
+                    bucket.code = marshal.loads(base64.b64decode(value))
+                except (ValueError, EOFError, TypeError):
+                    bucket.reset()
+
+        def dump_bytecode(self, bucket: Any) -> None:
+            keep("jinja2", name_of(bucket), base64.b64encode(marshal.dumps(bucket.code)).decode("ascii"))
+
+    return MemoBytecodeCache()

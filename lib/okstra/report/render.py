@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from okstra.core import fsio, home, paths
+from okstra.core import fsio, home, memo, paths
 from okstra.core.errors import ProblemsFound
 from okstra.model import layout as run_layout
 from okstra.report import validate
@@ -31,6 +31,7 @@ def environment() -> Any:
 
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(TEMPLATES)),
+        bytecode_cache=memo.template_cache(),
         undefined=jinja2.StrictUndefined,
         autoescape=jinja2.select_autoescape(["html", "htm", "xml", "html.j2"], default_for_string=True),
         keep_trailing_newline=True,

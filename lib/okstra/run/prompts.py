@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from okstra.core import home
+from okstra.core import home, memo
 from okstra.core.errors import OkstraError
 from okstra.model import roles
 from okstra.model.catalog import PROMPT_DELIVERIES, Catalog
@@ -53,6 +53,7 @@ def _environment() -> Any:
 
     return jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(TEMPLATE_DIR)),
+        bytecode_cache=memo.template_cache(),
         undefined=jinja2.StrictUndefined,
         autoescape=False,
         keep_trailing_newline=True,

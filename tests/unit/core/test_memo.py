@@ -6,6 +6,8 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
 from okstra.core import memo
 
 
@@ -58,3 +60,36 @@ def test_a_cache_that_cannot_be_written_only_costs_speed():
     assert memo.recall("k", memo.key(b"a")) == (False, None)
     memo.keep("k", memo.key(b"b"), object())  # not JSON data: nothing kept, nothing raised
     assert memo.recall("k", memo.key(b"b")) == (False, None)
+
+
+def _environment(folder: Path):
+    import jinja2
+
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(str(folder)), bytecode_cache=memo.template_cache())
+
+
+def test_a_compiled_template_is_remembered_and_a_changed_template_is_compiled_again(tmp_path, monkeypatch):
+    (tmp_path / "t.j2").write_text("Hello {{ name }}!")
+    assert _environment(tmp_path).get_template("t.j2").render(name="you") == "Hello you!"
+    again = _environment(tmp_path)
+
+    def no_compile(*args, **kwargs):
+        raise AssertionError("compiled again")
+
+    monkeypatch.setattr(again, "compile", no_compile)
+    assert again.get_template("t.j2").render(name="me") == "Hello me!"
+    (tmp_path / "t.j2").write_text("Bye {{ name }}!")
+    changed = _environment(tmp_path)
+    monkeypatch.setattr(changed, "compile", no_compile)
+    with pytest.raises(AssertionError, match="compiled again"):
+        changed.get_template("t.j2")
+
+
+def test_a_compiled_template_changed_by_hand_is_compiled_again(tmp_path):
+    (tmp_path / "t.j2").write_text("Hello {{ name }}!")
+    _environment(tmp_path).get_template("t.j2")
+    (kept,) = _folder("jinja2").iterdir()
+    doc = json.loads(kept.read_text())
+    doc["value"] = doc["value"][:-8] + "AAAAAAA="
+    kept.write_text(json.dumps(doc))
+    assert _environment(tmp_path).get_template("t.j2").render(name="you") == "Hello you!"
