@@ -14,6 +14,9 @@ FILE ?=
 # most of them wait on processes, panes and files rather than compute.
 BATS_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
 BATS_PARALLEL := $(if $(and $(shell command -v parallel),$(filter-out 0 1,$(BATS_JOBS))),--jobs $(BATS_JOBS))
+# Unit tests too, through pytest-xdist (README "Dependencies"); TEST_JOBS=1 one at a time.
+TEST_JOBS ?= $(BATS_JOBS)
+PYTEST_PARALLEL := $(if $(filter-out 0 1,$(TEST_JOBS)),-n $(TEST_JOBS))
 
 .PHONY: help deps test test-unit test-bats lint install uninstall bench hostile demo clean
 
@@ -30,9 +33,9 @@ test: deps ## run every test (unit + bats)
 	$(MAKE) --no-print-directory test-bats || status=1; \
 	exit $$status
 
-test-unit: deps ## unit tests (pytest); FILE=tests/unit/... for one file
+test-unit: deps ## unit tests (pytest); FILE=tests/unit/... for one file; TEST_JOBS=1 one at a time
 	@mkdir -p $(RESULTS)
-	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m pytest --junitxml=$(RESULTS)/pytest.xml $(or $(FILE),tests/unit)
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m pytest $(PYTEST_PARALLEL) --junitxml=$(RESULTS)/pytest.xml $(or $(FILE),tests/unit)
 
 test-bats: deps ## command tests (bats); FILE=tests/bats/x.bats for one file; BATS_JOBS=1 one at a time
 	@mkdir -p $(RESULTS)
