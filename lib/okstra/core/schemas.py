@@ -30,7 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from okstra.core import home, memo
+from okstra.core import home, memo, seal
 from okstra.core.errors import StateError
 
 SCHEMA_DIR = home.ROOT / "schemas"
@@ -254,7 +254,7 @@ def problems(name: str, document: Any, *, remember: bool = False) -> list[str]:
 def _validity_memo(name: str, document: Any) -> str | None:
     """The memo name of `document`'s validity against schema `name`; None for what is not JSON data."""
     try:
-        canonical = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+        canonical = seal.canonical(document)
     except (TypeError, ValueError):
         return None
     return memo.key(b"valid", name.encode(), path_of(name).read_bytes(), canonical)

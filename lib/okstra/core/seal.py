@@ -58,11 +58,16 @@ SEAL_KEY = "seal"
 _JSON_PREFIX = "sha256:"
 
 
-def _canonical(document: dict) -> bytes:
+def canonical(value: object) -> bytes:
+    """The canonical form of JSON data: sorted keys, no whitespace, UTF-8 (TypeError or
+    ValueError for what is not JSON data)."""
     import json
 
-    body = {key: value for key, value in document.items() if key != SEAL_KEY}
-    return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+def _canonical(document: dict) -> bytes:
+    return canonical({key: value for key, value in document.items() if key != SEAL_KEY})
 
 
 def seal_json(document: dict) -> dict:
